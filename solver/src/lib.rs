@@ -1,0 +1,56 @@
+//! # npuzzle-solver
+//!
+//! Optimal search for sliding-tile puzzles (8-, 15-, 24-puzzle and rectangular boards from 2x2
+//! to 5x5). A pure library: no I/O, no threads, no async. The coordinator and workers of the
+//! npuzzle cluster, and the `npuzzle` CLI, are built on it.
+//!
+//! # Layout
+//!
+//! - [`Shape`], [`Board`], [`Goal`]: boards of any width and height in `2..=5`, parsed from text
+//!   with errors that name the offending token ([`ParseError`]); goals blank-last (the judge
+//!   problems'), blank-first (Korf's) or any permutation; [`Goal::can_reach`] decides
+//!   solvability by parity, so unsolvable boards are never searched.
+//! - [`Move`]: a letter names the direction the **blank** moves (`U D L R`);
+//!   [`Board::apply`] and [`Board::verify`] name the first illegal move by index.
+//! - [`BoardKey`]: a compact cache key; two (board, goal) pairs with the same key have the same
+//!   solutions.
+//! - [`Heuristic`]: [`Manhattan`] and [`LinearConflict`], updated incrementally per move.
+//! - [`Solver`]: IDA* with an allocation-free hot loop, [`Limits`] (cancel flag, node budget,
+//!   maximum bound) and [`SearchStats`]; and the work-unit API the cluster distributes:
+//!   [`Solver::frontier`] cuts the tree into [`WorkUnit`]s, [`Solver::search_unit`] searches one
+//!   under a bound.
+//!
+//! # Example
+//!
+//! ```
+//! use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver, moves_to_string};
+//!
+//! let board = Board::parse("1 2 3 4 5 6 0 7 8", None)?;
+//! let solver = Solver::new(Goal::blank_last(board.shape()), HeuristicKind::LinearConflict);
+//! let report = solver.solve(&board, &Limits::default())?;
+//! assert_eq!(report.outcome, SearchOutcome::Solved(npuzzle_solver::parse_moves("RR")?));
+//!
+//! // The cluster's view: cut the tree into units and search each under a shared bound.
+//! let frontier = solver.frontier(&board, 4)?;
+//! assert!(frontier.solved.is_some() || !frontier.units.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod board;
+mod goal;
+mod heuristic;
+mod key;
+mod moves;
+mod search;
+mod shape;
+
+pub use board::{Board, IllegalMove, ParseError, Verification};
+pub use goal::{Goal, GoalError, GoalSpec, ShapeMismatch};
+pub use heuristic::{Heuristic, HeuristicKind, LineCodes, LinearConflict, Manhattan, UnknownHeuristic};
+pub use key::BoardKey;
+pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
+pub use search::{
+    CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, SearchOutcome,
+    SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, WorkUnit,
+};
+pub use shape::{MAX_CELLS, Shape, ShapeError};

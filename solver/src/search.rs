@@ -1,0 +1,548 @@
+//! IDA* (Korf 1985) over relabelled boards, and the per-unit search that the cluster distributes.
+//!
+//! The hot loop ([`Dfs::dfs`]) is allocation-free: the board is one array mutated in place, the
+//! path a fixed array, the successors of each (blank cell, last move) pair precomputed so that the
+//! previous move is never undone, and the heuristic updated incrementally. A node is accepted as
+//! the goal only when it was entered with `g + h <= bound` and every tile is home.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::board::{Board, step};
+use crate::goal::{Goal, ShapeMismatch};
+use crate::heuristic::{Heuristic, HeuristicKind, LinearConflict, Manhattan};
+use crate::moves::Move;
+use crate::shape::Shape;
+
+/// The deepest path the search can hold. The 24-puzzle needs at most 205 moves.
+pub const MAX_DEPTH: usize = 256;
+
+/// How many expansions pass between two looks at the cancel flag and the budget.
+pub const CHECK_INTERVAL: u64 = 4096;
+
+/// The order children are tried: Korf's (1985), so node counts match the published ones.
+const SEARCH_ORDER: [Move; 4] = [Move::Up, Move::Left, Move::Right, Move::Down];
+
+/// "No previous move", as a successor-table index.
+const NO_MOVE: usize = 4;
+
+/// Limits on one search. The default has none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits<'a> {
+    /// Checked every [`CHECK_INTERVAL`] expansions; `true` stops the search with `Cancelled`.
+    pub cancel: Option<&'a AtomicBool>,
+    /// At most this many expansions (all iterations together), then `BudgetExceeded`.
+    pub node_budget: Option<u64>,
+    /// Do not start an iteration with a bound above this; `Exhausted` instead.
+    pub max_bound: Option<u32>,
+}
+
+/// One IDA* iteration: its f-bound and the nodes it took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Iteration {
+    pub bound: u32,
+    /// Nodes whose children were generated.
+    pub expanded: u64,
+    /// Children generated (each expansion generates 1 to 4).
+    pub generated: u64,
+}
+
+/// What a search cost.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchStats {
+    pub expanded: u64,
+    pub generated: u64,
+    pub iterations: Vec<Iteration>,
+    pub elapsed: Duration,
+}
+
+/// How a search ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SearchOutcome {
+    /// An optimal path (empty when the board is the goal).
+    Solved(Vec<Move>),
+    /// Parity says the goal cannot be reached; nothing was searched.
+    Unsolvable,
+    /// No solution within `max_bound`; any solution costs at least `next_bound`.
+    Exhausted { next_bound: u32 },
+    /// The cancel flag was raised.
+    Cancelled,
+    /// The node budget ran out.
+    BudgetExceeded,
+}
+
+/// A search's outcome and what it cost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchReport {
+    pub outcome: SearchOutcome,
+    pub stats: SearchStats,
+}
+
+/// Successors of one (blank cell, last move) pair, never undoing the last move.
+#[derive(Clone, Copy, Debug, Default)]
+struct Successors {
+    len: u8,
+    /// New blank cells.
+    to: [u8; 4],
+    /// Move indices (see [`Move::index`]).
+    dir: [u8; 4],
+}
+
+/// Per-shape, per-goal tables and a heuristic.
+#[derive(Clone, Debug)]
+pub(crate) struct Engine<H> {
+    /// Indexed `[blank & 31][last & 7]`: padded so the hot loop needs no bounds checks.
+    succ: Box<[[Successors; 8]; 32]>,
+    blank_label: u8,
+    cells: usize,
+    heuristic: H,
+}
+
+/// A board relabelled by its goal: `cells[p]` = goal cell of the tile on `p`.
+pub(crate) struct Relabelled {
+    /// Padded to 32 cells so that masked indices need no bounds checks.
+    pub cells: [u8; 32],
+    pub blank: usize,
+}
+
+pub(crate) fn relabel(board: &Board, goal: &Goal) -> Relabelled {
+    let mut cells = [0u8; 32];
+    for (p, &t) in board.tiles().iter().enumerate() {
+        cells[p] = goal.position_of(t) as u8;
+    }
+    Relabelled {
+        cells,
+        blank: board.blank(),
+    }
+}
+
+impl<H: Heuristic> Engine<H> {
+    pub(crate) fn new(shape: Shape, goal: &Goal, heuristic: H) -> Engine<H> {
+        let mut succ = Box::new([[Successors::default(); 8]; 32]);
+        for (cell, by_last) in succ.iter_mut().enumerate().take(shape.cells()) {
+            for (last, s) in by_last.iter_mut().enumerate().take(NO_MOVE + 1) {
+                for mv in SEARCH_ORDER {
+                    if last != NO_MOVE && mv.index() == last ^ 1 {
+                        continue;
+                    }
+                    if let Some(to) = step(shape, cell, mv) {
+                        s.to[s.len as usize] = to as u8;
+                        s.dir[s.len as usize] = mv.index() as u8;
+                        s.len += 1;
+                    }
+                }
+            }
+        }
+        Engine {
+            succ,
+            blank_label: goal.position_of(0) as u8,
+            cells: shape.cells(),
+            heuristic,
+        }
+    }
+
+    /// `g + h` of a unit's root: a lower bound on any solution through it.
+    fn estimate(&self, state: &Relabelled) -> u32 {
+        self.heuristic.evaluate(&state.cells[..self.cells]).0
+    }
+
+    /// Iterative deepening from `state`, reached by `g` moves of which the last was `last`.
+    /// With `single_bound`, only that one iteration runs.
+    fn run(
+        &self,
+        state: &Relabelled,
+        g: u32,
+        last: usize,
+        start_bound: Option<u32>,
+        single_bound: bool,
+        limits: &Limits,
+    ) -> (RunEnd, SearchStats) {
+        let started = Instant::now();
+        let (h, hs) = self.heuristic.evaluate(&state.cells[..self.cells]);
+        let mut dfs = Dfs {
+            engine: self,
+            cells: state.cells,
+            bound: 0,
+            next_bound: u32::MAX,
+            expanded: 0,
+            generated: 0,
+            check_at: 0,
+            budget: limits.node_budget.unwrap_or(u64::MAX),
+            cancel: limits.cancel,
+            stopped: None,
+            found_len: 0,
+            path: [0; MAX_DEPTH],
+        };
+        dfs.check_at = CHECK_INTERVAL.min(dfs.budget);
+        let mut stats = SearchStats::default();
+        let mut bound = start_bound.unwrap_or(g + h).max(g + h);
+        if single_bound && let Some(b) = start_bound {
+            bound = b;
+        }
+        let end = loop {
+            let too_deep = bound as usize >= MAX_DEPTH;
+            if too_deep || limits.max_bound.is_some_and(|m| bound > m) {
+                break RunEnd::Exhausted { next_bound: bound };
+            }
+            if g + h > bound {
+                // The root itself is pruned: nothing expanded, the next bound is its f.
+                break RunEnd::Exhausted { next_bound: g + h };
+            }
+            let (e0, g0) = (dfs.expanded, dfs.generated);
+            dfs.bound = bound;
+            dfs.next_bound = u32::MAX;
+            dfs.cells = state.cells;
+            let stop = dfs.dfs(state.blank, g, h, hs, last);
+            stats.iterations.push(Iteration {
+                bound,
+                expanded: dfs.expanded - e0,
+                generated: dfs.generated - g0,
+            });
+            if stop {
+                break match dfs.stopped {
+                    Some(reason) => reason,
+                    None => RunEnd::Found(dfs.path[g as usize..dfs.found_len].to_vec()),
+                };
+            }
+            if single_bound {
+                break RunEnd::Exhausted {
+                    next_bound: dfs.next_bound,
+                };
+            }
+            bound = dfs.next_bound;
+        };
+        stats.expanded = dfs.expanded;
+        stats.generated = dfs.generated;
+        stats.elapsed = started.elapsed();
+        (end, stats)
+    }
+}
+
+/// Why [`Engine::run`] ended. Paths are move indices from the search root.
+enum RunEnd {
+    Found(Vec<u8>),
+    Exhausted { next_bound: u32 },
+    Cancelled,
+    BudgetExceeded,
+}
+
+/// The mutable state of one depth-first search.
+struct Dfs<'e, H> {
+    engine: &'e Engine<H>,
+    cells: [u8; 32],
+    bound: u32,
+    next_bound: u32,
+    expanded: u64,
+    generated: u64,
+    /// Expansion count at which to look at the cancel flag and budget next.
+    check_at: u64,
+    budget: u64,
+    cancel: Option<&'e AtomicBool>,
+    stopped: Option<RunEnd>,
+    found_len: usize,
+    path: [u8; MAX_DEPTH],
+}
+
+impl<H: Heuristic> Dfs<'_, H> {
+    /// Searches below a node entered with `g + h <= bound`. Returns `true` when the goal was
+    /// found or the search must stop (then `stopped` says why).
+    fn dfs(&mut self, blank: usize, g: u32, h: u32, hs: H::State, last: usize) -> bool {
+        if h == 0 && self.is_goal(blank) {
+            self.found_len = g as usize;
+            return true;
+        }
+        self.expanded += 1;
+        if self.expanded >= self.check_at && self.must_stop() {
+            return true;
+        }
+        let engine = self.engine;
+        let succ = &engine.succ[blank & 31][last & 7];
+        self.generated += succ.len as u64;
+        for i in 0..(succ.len as usize).min(4) {
+            let to = succ.to[i & 3] as usize & 31;
+            let label = self.cells[to];
+            let (nh, nhs) = engine.heuristic.after_move(h, &hs, label, to, blank);
+            let f = g + 1 + nh;
+            if f > self.bound {
+                self.next_bound = self.next_bound.min(f);
+                continue;
+            }
+            // The tile slides into the old blank cell; the new blank cell keeps a stale label
+            // that nobody reads and that is restored on the way back.
+            self.cells[blank & 31] = label;
+            let dir = succ.dir[i & 3];
+            self.path[g as usize & (MAX_DEPTH - 1)] = dir;
+            if self.dfs(to, g + 1, nh, nhs, dir as usize) {
+                // Children after this one were counted but never generated.
+                self.generated -= (succ.len as usize - i - 1) as u64;
+                return true;
+            }
+            self.cells[to] = label;
+        }
+        false
+    }
+
+    #[cold]
+    fn is_goal(&self, blank: usize) -> bool {
+        let engine = self.engine;
+        blank == engine.blank_label as usize
+            && (0..engine.cells).all(|p| p == blank || self.cells[p] as usize == p)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn must_stop(&mut self) -> bool {
+        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            self.stopped = Some(RunEnd::Cancelled);
+            return true;
+        }
+        if self.expanded >= self.budget {
+            self.stopped = Some(RunEnd::BudgetExceeded);
+            return true;
+        }
+        self.check_at = (self.expanded + CHECK_INTERVAL).min(self.budget);
+        false
+    }
+}
+
+fn to_moves(path: &[u8]) -> Vec<Move> {
+    path.iter().map(|&d| Move::from_index(d as usize)).collect()
+}
+
+#[derive(Clone, Debug)]
+enum AnyEngine {
+    Manhattan(Engine<Manhattan>),
+    LinearConflict(Engine<LinearConflict>),
+}
+
+macro_rules! with_engine {
+    ($any:expr, $e:ident => $body:expr) => {
+        match $any {
+            AnyEngine::Manhattan($e) => $body,
+            AnyEngine::LinearConflict($e) => $body,
+        }
+    };
+}
+
+/// A subtree of the search: a state `g` moves from the root, reached by `prefix`, never to undo
+/// its last move. The cluster hands these out; see [`Solver::frontier`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct WorkUnit {
+    pub board: Board,
+    pub g: u32,
+    /// The last move of `prefix`; `None` for the root.
+    pub last: Option<Move>,
+    /// Moves from the root to `board`.
+    pub prefix: Vec<Move>,
+}
+
+/// The root expanded breadth-first (with duplicate detection) into units at one depth.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frontier {
+    /// Every unit's `g`: all states at exactly this distance from the root.
+    pub depth: u32,
+    pub units: Vec<WorkUnit>,
+    /// Set when the goal lies closer than `depth`: the optimal path, found by the BFS itself.
+    pub solved: Option<Vec<Move>>,
+}
+
+/// What searching one unit under one bound gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnitOutcome {
+    /// A path from the root (prefix included) of cost `<= bound`.
+    Found(Vec<Move>),
+    /// Nothing within the bound; the subtree's smallest f above it.
+    Exhausted { next_bound: u32 },
+    Cancelled,
+    BudgetExceeded,
+}
+
+/// One unit's outcome and its node counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitReport {
+    pub outcome: UnitOutcome,
+    pub expanded: u64,
+    pub generated: u64,
+}
+
+/// Why a frontier could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrontierError {
+    #[error(transparent)]
+    ShapeMismatch(#[from] ShapeMismatch),
+    #[error("the board cannot reach the goal (parity)")]
+    Unsolvable,
+}
+
+/// Optimal search towards one goal with one heuristic. Build it once per (goal, heuristic) and
+/// reuse it: it holds the tables.
+///
+/// ```
+/// use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
+/// let board = Board::parse("2 3 4 1 5 x 7 6 8", None).unwrap();
+/// let solver = Solver::new(Goal::blank_last(board.shape()), HeuristicKind::LinearConflict);
+/// let report = solver.solve(&board, &Limits::default()).unwrap();
+/// let SearchOutcome::Solved(path) = report.outcome else { panic!() };
+/// assert_eq!(path.len(), 19);
+/// assert!(board.verify(&path, solver.goal()).unwrap().reaches_goal);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Solver {
+    goal: Goal,
+    kind: HeuristicKind,
+    engine: AnyEngine,
+}
+
+impl Solver {
+    pub fn new(goal: Goal, kind: HeuristicKind) -> Solver {
+        let shape = goal.shape();
+        let blank_label = goal.position_of(0);
+        let engine = match kind {
+            HeuristicKind::Manhattan => {
+                AnyEngine::Manhattan(Engine::new(shape, &goal, Manhattan::new(shape, blank_label)))
+            }
+            HeuristicKind::LinearConflict => AnyEngine::LinearConflict(Engine::new(
+                shape,
+                &goal,
+                LinearConflict::new(shape, blank_label),
+            )),
+        };
+        Solver { goal, kind, engine }
+    }
+
+    pub fn goal(&self) -> &Goal {
+        &self.goal
+    }
+
+    pub fn heuristic(&self) -> HeuristicKind {
+        self.kind
+    }
+
+    /// The heuristic's lower bound for `board`.
+    pub fn estimate(&self, board: &Board) -> Result<u32, ShapeMismatch> {
+        self.goal.check_shape(board)?;
+        let state = relabel(board, &self.goal);
+        Ok(with_engine!(&self.engine, e => e.estimate(&state)))
+    }
+
+    /// IDA* from `board`: an optimal path, or why there is none (yet).
+    pub fn solve(&self, board: &Board, limits: &Limits) -> Result<SearchReport, ShapeMismatch> {
+        if !self.goal.can_reach(board)? {
+            return Ok(SearchReport {
+                outcome: SearchOutcome::Unsolvable,
+                stats: SearchStats::default(),
+            });
+        }
+        let state = relabel(board, &self.goal);
+        let (end, stats) =
+            with_engine!(&self.engine, e => e.run(&state, 0, NO_MOVE, None, false, limits));
+        let outcome = match end {
+            RunEnd::Found(path) => SearchOutcome::Solved(to_moves(&path)),
+            RunEnd::Exhausted { next_bound } => SearchOutcome::Exhausted { next_bound },
+            RunEnd::Cancelled => SearchOutcome::Cancelled,
+            RunEnd::BudgetExceeded => SearchOutcome::BudgetExceeded,
+        };
+        Ok(SearchReport { outcome, stats })
+    }
+
+    /// Expands `board` breadth-first, dropping states already seen, until one depth holds at
+    /// least `min_units` states (or the goal is met first). Every optimal path passes through
+    /// exactly one returned unit, so searching all units under a common bound is equivalent to
+    /// IDA* from the root.
+    pub fn frontier(&self, board: &Board, min_units: usize) -> Result<Frontier, FrontierError> {
+        if !self.goal.can_reach(board)? {
+            return Err(FrontierError::Unsolvable);
+        }
+        let root = WorkUnit {
+            board: *board,
+            g: 0,
+            last: None,
+            prefix: Vec::new(),
+        };
+        if board == self.goal.board() {
+            return Ok(Frontier {
+                depth: 0,
+                units: Vec::new(),
+                solved: Some(Vec::new()),
+            });
+        }
+        let mut seen = std::collections::HashSet::from([*board]);
+        let mut layer = vec![root];
+        let mut depth = 0;
+        while layer.len() < min_units.max(1) {
+            let mut next = Vec::with_capacity(layer.len() * 3);
+            for unit in &layer {
+                for mv in Move::ALL {
+                    if unit.last == Some(mv.opposite()) {
+                        continue;
+                    }
+                    let Some(child) = unit.board.after(mv) else {
+                        continue;
+                    };
+                    if !seen.insert(child) {
+                        continue;
+                    }
+                    let mut prefix = unit.prefix.clone();
+                    prefix.push(mv);
+                    if child == *self.goal.board() {
+                        return Ok(Frontier {
+                            depth: depth + 1,
+                            units: Vec::new(),
+                            solved: Some(prefix),
+                        });
+                    }
+                    next.push(WorkUnit {
+                        board: child,
+                        g: unit.g + 1,
+                        last: Some(mv),
+                        prefix,
+                    });
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            layer = next;
+            depth += 1;
+        }
+        Ok(Frontier {
+            depth,
+            units: layer,
+            solved: None,
+        })
+    }
+
+    /// `g + h` of a unit: no solution through it is cheaper.
+    pub fn unit_lower_bound(&self, unit: &WorkUnit) -> Result<u32, ShapeMismatch> {
+        Ok(unit.g + self.estimate(&unit.board)?)
+    }
+
+    /// One IDA* iteration below `unit` with f-bound `bound`.
+    pub fn search_unit(
+        &self,
+        unit: &WorkUnit,
+        bound: u32,
+        limits: &Limits,
+    ) -> Result<UnitReport, ShapeMismatch> {
+        self.goal.check_shape(&unit.board)?;
+        let state = relabel(&unit.board, &self.goal);
+        let last = unit.last.map_or(NO_MOVE, Move::index);
+        let (end, stats) =
+            with_engine!(&self.engine, e => e.run(&state, unit.g, last, Some(bound), true, limits));
+        let outcome = match end {
+            RunEnd::Found(suffix) => {
+                let mut path = unit.prefix.clone();
+                path.extend(to_moves(&suffix));
+                UnitOutcome::Found(path)
+            }
+            RunEnd::Exhausted { next_bound } => UnitOutcome::Exhausted { next_bound },
+            RunEnd::Cancelled => UnitOutcome::Cancelled,
+            RunEnd::BudgetExceeded => UnitOutcome::BudgetExceeded,
+        };
+        Ok(UnitReport {
+            outcome,
+            expanded: stats.expanded,
+            generated: stats.generated,
+        })
+    }
+}
