@@ -13,15 +13,31 @@ fn main() {
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let f: Vec<&str> = line.split_whitespace().collect();
         let id: usize = f[0].parse().unwrap();
-        if id < from || id > to { continue; }
+        if id < from || id > to {
+            continue;
+        }
         let opt: usize = f[1].parse().unwrap();
         let board = Board::parse(&f[2..].join(" "), None).unwrap();
         let r = solver.solve(&board, &Limits::default()).unwrap();
-        let SearchOutcome::Solved(p) = r.outcome else { panic!() };
+        let SearchOutcome::Solved(p) = r.outcome else {
+            panic!()
+        };
         assert_eq!(p.len(), opt);
         let s = r.stats.elapsed.as_secs_f64();
-        println!("{id} len {opt} exp {} gen {} {:.2}s {:.1} Mexp/s", r.stats.expanded, r.stats.generated, s, r.stats.expanded as f64 / s / 1e6);
-        te += r.stats.expanded; tg += r.stats.generated; tt += s;
+        println!(
+            "{id} len {opt} exp {} gen {} {:.2}s {:.1} Mexp/s",
+            r.stats.expanded,
+            r.stats.generated,
+            s,
+            r.stats.expanded as f64 / s / 1e6
+        );
+        te += r.stats.expanded;
+        tg += r.stats.generated;
+        tt += s;
     }
-    println!("total exp {te} gen {tg} {tt:.2}s {:.1} Mexp/s {:.1} Mgen/s", te as f64 / tt / 1e6, tg as f64/tt/1e6);
+    println!(
+        "total exp {te} gen {tg} {tt:.2}s {:.1} Mexp/s {:.1} Mgen/s",
+        te as f64 / tt / 1e6,
+        tg as f64 / tt / 1e6
+    );
 }

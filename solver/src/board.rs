@@ -97,7 +97,7 @@ pub(crate) fn step(shape: Shape, pos: usize, mv: Move) -> Option<usize> {
     match mv {
         Move::Up if pos >= w => Some(pos - w),
         Move::Down if pos + w < w * h => Some(pos + w),
-        Move::Left if pos % w > 0 => Some(pos - 1),
+        Move::Left if !pos.is_multiple_of(w) => Some(pos - 1),
         Move::Right if pos % w + 1 < w => Some(pos + 1),
         _ => None,
     }
@@ -400,7 +400,10 @@ mod tests {
         let err = b.apply(&moves).unwrap_err();
         assert_eq!(err.index, 3);
         assert_eq!((err.row, err.col), (1, 0));
-        assert_eq!(err.to_string(), "move 3 (L) is illegal: the blank is at row 1, column 0");
+        assert_eq!(
+            err.to_string(),
+            "move 3 (L) is illegal: the blank is at row 1, column 0"
+        );
         let ok = b.apply(&moves[..3]).unwrap();
         assert_eq!(ok.to_string(), "1 2 3 0 4 5 7 8 6");
     }

@@ -177,7 +177,10 @@ mod tests {
     #[test]
     fn built_in_goals() {
         assert_eq!(Goal::blank_last(s3()).tiles(), &[1, 2, 3, 4, 5, 6, 7, 8, 0]);
-        assert_eq!(Goal::blank_first(s3()).tiles(), &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(
+            Goal::blank_first(s3()).tiles(),
+            &[0, 1, 2, 3, 4, 5, 6, 7, 8]
+        );
         assert_eq!(Goal::blank_last(s3()).position_of(0), 8);
     }
 
@@ -192,12 +195,19 @@ mod tests {
         assert!(Goal::blank_first(s3()).can_reach(&solvable).unwrap());
         // On 4x4 it is not (odd permutation: 15 transpositions, distance 6).
         let s4 = Shape::new(4, 4).unwrap();
-        assert!(!Goal::blank_first(s4).can_reach(Goal::blank_last(s4).board()).unwrap());
+        assert!(
+            !Goal::blank_first(s4)
+                .can_reach(Goal::blank_last(s4).board())
+                .unwrap()
+        );
     }
 
     #[test]
     fn goal_spec_parses_names_and_tiles() {
-        assert_eq!("blank-first".parse::<GoalSpec>().unwrap(), GoalSpec::BlankFirst);
+        assert_eq!(
+            "blank-first".parse::<GoalSpec>().unwrap(),
+            GoalSpec::BlankFirst
+        );
         let spec: GoalSpec = "1 2 3 4 0 5 6 7 8".parse().unwrap();
         let goal = spec.resolve(s3()).unwrap();
         assert_eq!(goal.position_of(0), 4);

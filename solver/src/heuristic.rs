@@ -26,8 +26,14 @@ pub trait Heuristic {
 
     /// The value after the tile with `label` slid from cell `from` into cell `to` (the old
     /// blank), given the value `h` and `state` before the move.
-    fn after_move(&self, h: u32, state: &Self::State, label: u8, from: usize, to: usize)
-    -> (u32, Self::State);
+    fn after_move(
+        &self,
+        h: u32,
+        state: &Self::State,
+        label: u8,
+        from: usize,
+        to: usize,
+    ) -> (u32, Self::State);
 }
 
 /// Which heuristic a search uses.
@@ -335,9 +341,13 @@ mod tests {
         let (mut hl, mut codes) = lc.evaluate(&cells);
         let mut seed = 12345u64;
         for _ in 0..2000 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let mv = crate::Move::ALL[(seed >> 33) as usize % 4];
-            let Some(to) = crate::board::step(shape, blank, mv) else { continue };
+            let Some(to) = crate::board::step(shape, blank, mv) else {
+                continue;
+            };
             let label = cells[to];
             hm = md.after_move(hm, &(), label, to, blank).0;
             (hl, codes) = lc.after_move(hl, &codes, label, to, blank);

@@ -46,7 +46,9 @@ mod shape;
 
 pub use board::{Board, IllegalMove, ParseError, Verification};
 pub use goal::{Goal, GoalError, GoalSpec, ShapeMismatch};
-pub use heuristic::{Heuristic, HeuristicKind, LineCodes, LinearConflict, Manhattan, UnknownHeuristic};
+pub use heuristic::{
+    Heuristic, HeuristicKind, LineCodes, LinearConflict, Manhattan, UnknownHeuristic,
+};
 pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
 pub use search::{

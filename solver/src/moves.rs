@@ -71,7 +71,9 @@ impl fmt::Display for Move {
 
 /// A move string held an unknown letter.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("unknown move {found:?} at index {index} (moves are U, D, L, R: the direction the blank moves)")]
+#[error(
+    "unknown move {found:?} at index {index} (moves are U, D, L, R: the direction the blank moves)"
+)]
 pub struct MoveParseError {
     /// 0-based index among the move letters.
     pub index: usize,

@@ -311,8 +311,8 @@ fn to_moves(path: &[u8]) -> Vec<Move> {
 
 #[derive(Clone, Debug)]
 enum AnyEngine {
-    Manhattan(Engine<Manhattan>),
-    LinearConflict(Engine<LinearConflict>),
+    Manhattan(Box<Engine<Manhattan>>),
+    LinearConflict(Box<Engine<LinearConflict>>),
 }
 
 macro_rules! with_engine {
@@ -352,7 +352,9 @@ pub enum UnitOutcome {
     /// A path from the root (prefix included) of cost `<= bound`.
     Found(Vec<Move>),
     /// Nothing within the bound; the subtree's smallest f above it.
-    Exhausted { next_bound: u32 },
+    Exhausted {
+        next_bound: u32,
+    },
     Cancelled,
     BudgetExceeded,
 }
@@ -398,14 +400,16 @@ impl Solver {
         let shape = goal.shape();
         let blank_label = goal.position_of(0);
         let engine = match kind {
-            HeuristicKind::Manhattan => {
-                AnyEngine::Manhattan(Engine::new(shape, &goal, Manhattan::new(shape, blank_label)))
-            }
-            HeuristicKind::LinearConflict => AnyEngine::LinearConflict(Engine::new(
+            HeuristicKind::Manhattan => AnyEngine::Manhattan(Box::new(Engine::new(
+                shape,
+                &goal,
+                Manhattan::new(shape, blank_label),
+            ))),
+            HeuristicKind::LinearConflict => AnyEngine::LinearConflict(Box::new(Engine::new(
                 shape,
                 &goal,
                 LinearConflict::new(shape, blank_label),
-            )),
+            ))),
         };
         Solver { goal, kind, engine }
     }

@@ -133,9 +133,18 @@ mod tests {
                 height: 4
             })
         );
-        assert!(matches!("1x9".parse::<Shape>(), Err(ShapeError::OutOfRange { .. })));
-        assert!(matches!("44".parse::<Shape>(), Err(ShapeError::Malformed(_))));
-        assert!(matches!("ax4".parse::<Shape>(), Err(ShapeError::Malformed(_))));
+        assert!(matches!(
+            "1x9".parse::<Shape>(),
+            Err(ShapeError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            "44".parse::<Shape>(),
+            Err(ShapeError::Malformed(_))
+        ));
+        assert!(matches!(
+            "ax4".parse::<Shape>(),
+            Err(ShapeError::Malformed(_))
+        ));
     }
 
     #[test]

@@ -1,0 +1,29 @@
+//! # npuzzle-client
+//!
+//! The `npuzzle` command line, as a library so that tests drive it directly. The binary
+//! (`src/main.rs`) only parses flags and calls in here.
+//!
+//! # Layout
+//!
+//! - [`input`]: streams boards out of batch files (`lines`, `uva10181`, `poj1077`, `auto`).
+//! - [`engine`]: solves one board in-process and describes the answer as a [`engine::Record`].
+//! - [`batch`]: many boards on several threads, answers written in input order.
+//! - [`bench`]: one thread, each heuristic, nodes and node rates per instance.
+//!
+//! # Example
+//!
+//! ```
+//! use npuzzle_client::batch::{self, BatchOptions};
+//!
+//! let input = "2 3 4 1 5 x 7 6 8\n";
+//! let mut out = Vec::new();
+//! let summary = batch::run(input.as_bytes(), &mut out, &BatchOptions::default())?;
+//! assert_eq!(summary.solved, 1);
+//! assert_eq!(String::from_utf8(out)?.trim().len(), 19); // POJ 1077: 19 lower-case moves
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod batch;
+pub mod bench;
+pub mod engine;
+pub mod input;

@@ -1,0 +1,46 @@
+//! Runs the real `npuzzle` binary.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use npuzzle_solver::{Board, Goal, parse_moves};
+
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+/// Runs `npuzzle args…` with `stdin` as input, from the repository root.
+pub fn npuzzle(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_npuzzle"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("npuzzle runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Output {
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+/// Replays `moves` (either case) from `board` and checks that they reach `goal`.
+pub fn assert_solves(board: &str, moves: &str, goal: &Goal) -> usize {
+    let board = Board::parse(board, Some(goal.shape())).unwrap();
+    let path = parse_moves(moves).unwrap();
+    let v = board.verify(&path, goal).unwrap();
+    assert!(v.reaches_goal, "{moves} from {board:?} ends at {:?}", v.end);
+    path.len()
+}
