@@ -23,6 +23,10 @@ pub const CHECK_INTERVAL: u64 = 4096;
 /// The order children are tried: Korf's (1985), so node counts match the published ones.
 const SEARCH_ORDER: [Move; 4] = [Move::Up, Move::Left, Move::Right, Move::Down];
 
+/// What [`Dfs::dfs`] returns when the goal was found or the search must stop: no f above a
+/// bound is ever 0.
+const STOP: u32 = 0;
+
 /// "No previous move", as a successor-table index.
 const NO_MOVE: usize = 4;
 
@@ -163,7 +167,6 @@ impl<H: Heuristic> Engine<H> {
             engine: self,
             cells: state.cells,
             bound: 0,
-            next_bound: u32::MAX,
             expanded: 0,
             generated: 0,
             check_at: 0,
@@ -190,26 +193,23 @@ impl<H: Heuristic> Engine<H> {
             }
             let (e0, g0) = (dfs.expanded, dfs.generated);
             dfs.bound = bound;
-            dfs.next_bound = u32::MAX;
             dfs.cells = state.cells;
-            let stop = dfs.dfs(state.blank, g, h, hs, last);
+            let next_bound = dfs.dfs(state.blank, g, h, hs, last);
             stats.iterations.push(Iteration {
                 bound,
                 expanded: dfs.expanded - e0,
                 generated: dfs.generated - g0,
             });
-            if stop {
-                break match dfs.stopped {
+            if next_bound == STOP {
+                break match dfs.stopped.take() {
                     Some(reason) => reason,
                     None => RunEnd::Found(dfs.path[g as usize..dfs.found_len].to_vec()),
                 };
             }
             if single_bound {
-                break RunEnd::Exhausted {
-                    next_bound: dfs.next_bound,
-                };
+                break RunEnd::Exhausted { next_bound };
             }
-            bound = dfs.next_bound;
+            bound = next_bound;
         };
         stats.expanded = dfs.expanded;
         stats.generated = dfs.generated;
@@ -231,7 +231,6 @@ struct Dfs<'e, H> {
     engine: &'e Engine<H>,
     cells: [u8; 32],
     bound: u32,
-    next_bound: u32,
     expanded: u64,
     generated: u64,
     /// Expansion count at which to look at the cancel flag and budget next.
@@ -244,27 +243,29 @@ struct Dfs<'e, H> {
 }
 
 impl<H: Heuristic> Dfs<'_, H> {
-    /// Searches below a node entered with `g + h <= bound`. Returns `true` when the goal was
-    /// found or the search must stop (then `stopped` says why).
-    fn dfs(&mut self, blank: usize, g: u32, h: u32, hs: H::State, last: usize) -> bool {
+    /// Searches below a node entered with `g + h <= bound`. Returns the smallest f above the
+    /// bound met below this node, or [`STOP`] when the goal was found or the search must stop
+    /// (then `stopped` says why). The minimum travels in registers, not through memory.
+    fn dfs(&mut self, blank: usize, g: u32, h: u32, hs: H::State, last: usize) -> u32 {
         if h == 0 && self.is_goal(blank) {
             self.found_len = g as usize;
-            return true;
+            return STOP;
         }
         self.expanded += 1;
         if self.expanded >= self.check_at && self.must_stop() {
-            return true;
+            return STOP;
         }
         let engine = self.engine;
         let succ = &engine.succ[blank & 31][last & 7];
         self.generated += succ.len as u64;
+        let mut next_bound = u32::MAX;
         for i in 0..(succ.len as usize).min(4) {
             let to = succ.to[i & 3] as usize & 31;
             let label = self.cells[to];
             let (nh, nhs) = engine.heuristic.after_move(h, &hs, label, to, blank);
             let f = g + 1 + nh;
             if f > self.bound {
-                self.next_bound = self.next_bound.min(f);
+                next_bound = next_bound.min(f);
                 continue;
             }
             // The tile slides into the old blank cell; the new blank cell keeps a stale label
@@ -272,14 +273,16 @@ impl<H: Heuristic> Dfs<'_, H> {
             self.cells[blank & 31] = label;
             let dir = succ.dir[i & 3];
             self.path[g as usize & (MAX_DEPTH - 1)] = dir;
-            if self.dfs(to, g + 1, nh, nhs, dir as usize) {
+            let below = self.dfs(to, g + 1, nh, nhs, dir as usize);
+            if below == STOP {
                 // Children after this one were counted but never generated.
                 self.generated -= (succ.len as usize - i - 1) as u64;
-                return true;
+                return STOP;
             }
+            next_bound = next_bound.min(below);
             self.cells[to] = label;
         }
-        false
+        next_bound
     }
 
     #[cold]
