@@ -25,7 +25,9 @@ pub trait Heuristic {
     fn evaluate(&self, cells: &[u8]) -> (u32, Self::State);
 
     /// The value after the tile with `label` slid from cell `from` into cell `to` (the old
-    /// blank), given the value `h` and `state` before the move.
+    /// blank), given the value `h` and `state` before the move. `vertical` tells whether the
+    /// tile changed rows (the search knows it at compile time, so implementations may branch
+    /// on it for free).
     fn after_move(
         &self,
         h: u32,
@@ -33,6 +35,7 @@ pub trait Heuristic {
         label: u8,
         from: usize,
         to: usize,
+        vertical: bool,
     ) -> (u32, Self::State);
 }
 
@@ -134,7 +137,7 @@ impl Heuristic for Manhattan {
     }
 
     #[inline(always)]
-    fn after_move(&self, h: u32, _: &(), label: u8, from: usize, to: usize) -> (u32, ()) {
+    fn after_move(&self, h: u32, _: &(), label: u8, from: usize, to: usize, _: bool) -> (u32, ()) {
         (self.delta(h, label, from, to), ())
     }
 }
@@ -158,9 +161,10 @@ pub struct LinearConflict {
     /// in its row code.
     row_weight: [[u16; 32]; 32],
     col_weight: [[u16; 32]; 32],
-    /// Conflict penalty (already doubled) by row code and by column code.
-    row_penalty: Vec<u8>,
-    col_penalty: Vec<u8>,
+    /// Conflict penalty (already doubled) by row code and by column code; 2^16 entries so that
+    /// any `u16` code indexes without a bounds check (codes stay below 6^5 = 7776).
+    row_penalty: Box<[u8; 1 << 16]>,
+    col_penalty: Box<[u8; 1 << 16]>,
     height: usize,
     width: usize,
 }
@@ -168,8 +172,9 @@ pub struct LinearConflict {
 /// The code of each line: rows then columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LineCodes {
-    rows: [u16; 5],
-    cols: [u16; 5],
+    /// Eight slots so that `& 7` indexes without a bounds check; lines past the board stay 0.
+    rows: [u16; 8],
+    cols: [u16; 8],
 }
 
 impl LinearConflict {
@@ -235,11 +240,12 @@ impl LinearConflict {
 }
 
 /// `2 × (k − LIS)` for every code of a line of `len` cells.
-fn penalty_table(len: usize) -> Vec<u8> {
+fn penalty_table(len: usize) -> Box<[u8; 1 << 16]> {
     let base = len + 1;
     let size = base.pow(len as u32);
-    (0..size)
-        .map(|code| {
+    let mut table = Box::new([0u8; 1 << 16]);
+    for (code, entry) in table.iter_mut().enumerate().take(size) {
+        *entry = {
             let mut c = code;
             let mut goals = Vec::with_capacity(len);
             for _ in 0..len {
@@ -260,8 +266,9 @@ fn penalty_table(len: usize) -> Vec<u8> {
             }
             let lis = best.iter().copied().max().unwrap_or(0);
             (2 * (goals.len() - lis)) as u8
-        })
-        .collect()
+        };
+    }
+    table
 }
 
 impl Heuristic for LinearConflict {
@@ -280,14 +287,15 @@ impl Heuristic for LinearConflict {
         label: u8,
         from: usize,
         to: usize,
+        vertical: bool,
     ) -> (u32, LineCodes) {
         let (l, from, to) = (label as usize & 31, from & 31, to & 31);
         let mut next = *codes;
         let mut h = self.manhattan.delta(h, label, from, to);
         // Line indices are below 5 by construction; the mask keeps the hot loop check-free.
-        let (rf, rt) = (self.row_of[from] as usize % 5, self.row_of[to] as usize % 5);
-        let (cf, ct) = (self.col_of[from] as usize % 5, self.col_of[to] as usize % 5);
-        if rf != rt {
+        let (rf, rt) = (self.row_of[from] as usize & 7, self.row_of[to] as usize & 7);
+        let (cf, ct) = (self.col_of[from] as usize & 7, self.col_of[to] as usize & 7);
+        if vertical {
             // Vertical slide: the tile leaves row `rf` for row `rt`; its column keeps its order.
             next.rows[rf] -= self.row_weight[l][from];
             next.rows[rt] += self.row_weight[l][to];
@@ -349,8 +357,9 @@ mod tests {
                 continue;
             };
             let label = cells[to];
-            hm = md.after_move(hm, &(), label, to, blank).0;
-            (hl, codes) = lc.after_move(hl, &codes, label, to, blank);
+            let vertical = shape.row(to) != shape.row(blank);
+            hm = md.after_move(hm, &(), label, to, blank, vertical).0;
+            (hl, codes) = lc.after_move(hl, &codes, label, to, blank, vertical);
             cells.swap(blank, to);
             blank = to;
             assert_eq!(hm, md.evaluate(&cells).0);

@@ -1,8 +1,8 @@
 //! IDA* (Korf 1985) over relabelled boards, and the per-unit search that the cluster distributes.
 //!
 //! The hot loop ([`Dfs::dfs`]) is allocation-free: the board is one array mutated in place, the
-//! path a fixed array, the successors of each (blank cell, last move) pair precomputed so that the
-//! previous move is never undone, and the heuristic updated incrementally. A node is accepted as
+//! path a fixed array, each of the four directions written out (a bit table says which are legal
+//! from each cell; the previous move is never undone), and the heuristic updated incrementally. A node is accepted as
 //! the goal only when it was entered with `g + h <= bound` and every tile is home.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,14 +20,16 @@ pub const MAX_DEPTH: usize = 256;
 /// How many expansions pass between two looks at the cancel flag and the budget.
 pub const CHECK_INTERVAL: u64 = 4096;
 
-/// The order children are tried: Korf's (1985), so node counts match the published ones.
-const SEARCH_ORDER: [Move; 4] = [Move::Up, Move::Left, Move::Right, Move::Down];
-
 /// What [`Dfs::dfs`] returns when the goal was found or the search must stop: no f above a
 /// bound is ever 0.
 const STOP: u32 = 0;
 
-/// "No previous move", as a successor-table index.
+const UP: usize = 0;
+const DOWN: usize = 1;
+const LEFT: usize = 2;
+const RIGHT: usize = 3;
+
+/// "No previous move": matches no direction's opposite.
 const NO_MOVE: usize = 4;
 
 /// Limits on one search. The default has none.
@@ -82,21 +84,12 @@ pub struct SearchReport {
     pub stats: SearchStats,
 }
 
-/// Successors of one (blank cell, last move) pair, never undoing the last move.
-#[derive(Clone, Copy, Debug, Default)]
-struct Successors {
-    len: u8,
-    /// New blank cells.
-    to: [u8; 4],
-    /// Move indices (see [`Move::index`]).
-    dir: [u8; 4],
-}
-
 /// Per-shape, per-goal tables and a heuristic.
 #[derive(Clone, Debug)]
 pub(crate) struct Engine<H> {
-    /// Indexed `[blank & 31][last & 7]`: padded so the hot loop needs no bounds checks.
-    succ: Box<[[Successors; 8]; 32]>,
+    /// Bit `d` set when the blank can move in direction `d` (see [`Move::index`]) from a cell.
+    can_move: [u8; 32],
+    width: usize,
     blank_label: u8,
     cells: usize,
     heuristic: H,
@@ -122,23 +115,17 @@ pub(crate) fn relabel(board: &Board, goal: &Goal) -> Relabelled {
 
 impl<H: Heuristic> Engine<H> {
     pub(crate) fn new(shape: Shape, goal: &Goal, heuristic: H) -> Engine<H> {
-        let mut succ = Box::new([[Successors::default(); 8]; 32]);
-        for (cell, by_last) in succ.iter_mut().enumerate().take(shape.cells()) {
-            for (last, s) in by_last.iter_mut().enumerate().take(NO_MOVE + 1) {
-                for mv in SEARCH_ORDER {
-                    if last != NO_MOVE && mv.index() == last ^ 1 {
-                        continue;
-                    }
-                    if let Some(to) = step(shape, cell, mv) {
-                        s.to[s.len as usize] = to as u8;
-                        s.dir[s.len as usize] = mv.index() as u8;
-                        s.len += 1;
-                    }
+        let mut can_move = [0u8; 32];
+        for (cell, bits) in can_move.iter_mut().enumerate().take(shape.cells()) {
+            for mv in Move::ALL {
+                if step(shape, cell, mv).is_some() {
+                    *bits |= 1 << mv.index();
                 }
             }
         }
         Engine {
-            succ,
+            can_move,
+            width: shape.width(),
             blank_label: goal.position_of(0) as u8,
             cells: shape.cells(),
             heuristic,
@@ -246,6 +233,9 @@ impl<H: Heuristic> Dfs<'_, H> {
     /// Searches below a node entered with `g + h <= bound`. Returns the smallest f above the
     /// bound met below this node, or [`STOP`] when the goal was found or the search must stop
     /// (then `stopped` says why). The minimum travels in registers, not through memory.
+    ///
+    /// Children are tried in Korf's order (blank up, left, right, down), each direction written
+    /// out so that no successor list is walked.
     fn dfs(&mut self, blank: usize, g: u32, h: u32, hs: H::State, last: usize) -> u32 {
         if h == 0 && self.is_goal(blank) {
             self.found_len = g as usize;
@@ -256,32 +246,45 @@ impl<H: Heuristic> Dfs<'_, H> {
             return STOP;
         }
         let engine = self.engine;
-        let succ = &engine.succ[blank & 31][last & 7];
-        self.generated += succ.len as u64;
+        let blank = blank & 31;
+        let moves = engine.can_move[blank];
+        let w = engine.width;
         let mut next_bound = u32::MAX;
-        for i in 0..(succ.len as usize).min(4) {
-            let to = succ.to[i & 3] as usize & 31;
-            let label = self.cells[to];
-            let (nh, nhs) = engine.heuristic.after_move(h, &hs, label, to, blank);
-            let f = g + 1 + nh;
-            if f > self.bound {
-                next_bound = next_bound.min(f);
-                continue;
-            }
-            // The tile slides into the old blank cell; the new blank cell keeps a stale label
-            // that nobody reads and that is restored on the way back.
-            self.cells[blank & 31] = label;
-            let dir = succ.dir[i & 3];
-            self.path[g as usize & (MAX_DEPTH - 1)] = dir;
-            let below = self.dfs(to, g + 1, nh, nhs, dir as usize);
-            if below == STOP {
-                // Children after this one were counted but never generated.
-                self.generated -= (succ.len as usize - i - 1) as u64;
-                return STOP;
-            }
-            next_bound = next_bound.min(below);
-            self.cells[to] = label;
+        let mut generated = 0u64;
+        macro_rules! child {
+            ($dir:expr, $to:expr) => {
+                if moves & (1 << $dir) != 0 && last != $dir ^ 1 {
+                    generated += 1;
+                    let to = ($to) & 31;
+                    let label = self.cells[to];
+                    let (nh, nhs) =
+                        engine
+                            .heuristic
+                            .after_move(h, &hs, label, to, blank, $dir < LEFT);
+                    let f = g + 1 + nh;
+                    if f > self.bound {
+                        next_bound = next_bound.min(f);
+                    } else {
+                        // The tile slides into the old blank cell; the new blank cell keeps a
+                        // stale label that nobody reads and that is restored on the way back.
+                        self.cells[blank] = label;
+                        let below = self.dfs(to, g + 1, nh, nhs, $dir);
+                        if below == STOP {
+                            self.path[g as usize & (MAX_DEPTH - 1)] = $dir as u8;
+                            self.generated += generated;
+                            return STOP;
+                        }
+                        next_bound = next_bound.min(below);
+                        self.cells[to] = label;
+                    }
+                }
+            };
         }
+        child!(UP, blank.wrapping_sub(w));
+        child!(LEFT, blank.wrapping_sub(1));
+        child!(RIGHT, blank + 1);
+        child!(DOWN, blank + w);
+        self.generated += generated;
         next_bound
     }
 
