@@ -88,7 +88,7 @@ pub fn run<W: Write>(
             let solver = match solvers.iter().position(|s| *s.goal() == goal) {
                 Some(i) => &solvers[i],
                 None => {
-                    solvers.push(Solver::new(goal, kind));
+                    solvers.push(Solver::new(goal, kind).map_err(io::Error::other)?);
                     &solvers[solvers.len() - 1]
                 }
             };

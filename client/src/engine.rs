@@ -2,6 +2,7 @@
 //! [`Record`]. Solvers (and their tables) are kept per goal and heuristic.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use npuzzle_solver::{
@@ -57,7 +58,37 @@ pub struct Settings {
     /// Board size; `None` infers squares from the tile count.
     pub shape: Option<Shape>,
     pub goal: GoalSpec,
-    pub heuristic: HeuristicKind,
+    pub heuristic: HeuristicChoice,
+}
+
+/// A heuristic as the command line names it: `auto` or a [`HeuristicKind`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HeuristicChoice {
+    /// The strongest for each board's shape ([`HeuristicKind::best_for`]).
+    #[default]
+    Auto,
+    Use(HeuristicKind),
+}
+
+impl HeuristicChoice {
+    pub fn for_shape(self, shape: Shape) -> HeuristicKind {
+        match self {
+            HeuristicChoice::Auto => HeuristicKind::best_for(shape),
+            HeuristicChoice::Use(kind) => kind,
+        }
+    }
+}
+
+impl std::str::FromStr for HeuristicChoice {
+    type Err = npuzzle_solver::UnknownHeuristic;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim().eq_ignore_ascii_case("auto") {
+            Ok(HeuristicChoice::Auto)
+        } else {
+            s.parse().map(HeuristicChoice::Use)
+        }
+    }
 }
 
 /// Solves boards one at a time, keeping one [`Solver`] per (goal, heuristic).
@@ -77,7 +108,6 @@ impl Engine {
 
     /// Parses and solves one board. `shape` (from the input format) wins over the settings'.
     pub fn solve_text(&mut self, index: usize, text: &str, shape: Option<Shape>) -> Record {
-        let started = Instant::now();
         let board = match Board::parse(text, shape.or(self.settings.shape)) {
             Ok(b) => b,
             Err(e) => return Record::invalid(index, e.to_string()),
@@ -86,11 +116,16 @@ impl Engine {
             Ok(g) => g,
             Err(e) => return Record::invalid(index, e.to_string()),
         };
-        let kind = self.settings.heuristic;
-        let solver = self
-            .solvers
-            .entry((goal, kind))
-            .or_insert_with(|| Solver::new(goal, kind));
+        let kind = self.settings.heuristic.for_shape(board.shape());
+        let solver = match self.solvers.entry((goal, kind)) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => match Solver::new(goal, kind) {
+                Ok(s) => e.insert(s),
+                Err(err) => return Record::invalid(index, err.to_string()),
+            },
+        };
+        // Timed from here: building a solver's tables is a one-time cost, not this board's.
+        let started = Instant::now();
         let report = match solver.solve(&board, &Limits::default()) {
             Ok(r) => r,
             Err(e) => return Record::invalid(index, e.to_string()),

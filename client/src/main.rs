@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use npuzzle_client::batch::{self, BatchOptions, OutputFormat};
 use npuzzle_client::bench;
-use npuzzle_client::engine::{Engine, Settings, Status};
+use npuzzle_client::engine::{Engine, HeuristicChoice, Settings, Status};
 use npuzzle_client::input::Format;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
 
@@ -42,9 +42,10 @@ struct BoardOptions {
     /// Goal: blank-last (1 2 … 0), blank-first (0 1 2 …, Korf's), or the goal's tiles.
     #[arg(long, default_value = "blank-last", value_name = "GOAL")]
     goal: GoalSpec,
-    /// Heuristic: md (Manhattan) or lc (Manhattan + linear conflict).
-    #[arg(long, default_value = "lc", value_name = "md|lc")]
-    heuristic: HeuristicKind,
+    /// Heuristic: auto (the strongest for the board), md (Manhattan), lc (Manhattan + linear
+    /// conflict) or exact (a table of every state; boards of up to 9 cells).
+    #[arg(long, default_value = "auto", value_name = "auto|md|lc|exact")]
+    heuristic: HeuristicChoice,
     /// Search in this process (the default; a later release adds a cluster).
     #[arg(long)]
     serial: bool,
@@ -207,6 +208,13 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // `npuzzle batch … | head` closes the pipe early: that is the reader's choice, not an error.
+        Err(e)
+            if e.downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

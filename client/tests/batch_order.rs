@@ -9,7 +9,7 @@ use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, Move, SearchOutcome, Sh
 fn answers_stay_in_input_order_and_are_optimal() {
     let shape = Shape::new(3, 3).unwrap();
     let goal = Goal::blank_last(shape);
-    let reference = Solver::new(goal, HeuristicKind::Manhattan);
+    let reference = Solver::new(goal, HeuristicKind::Manhattan).unwrap();
     let mut boards = Vec::new();
     let mut seed = 99u64;
     for i in 0..400 {

@@ -13,10 +13,12 @@ use crate::shape::Shape;
 ///
 /// # Preconditions
 ///
-/// The search returns optimal paths only if the heuristic is **admissible**: it never exceeds the
-/// true distance to the goal. It must also be **consistent** (changes by at most 1 per move) for
-/// the bound to advance in steps of 2 as the search expects, and it should be `0` at the goal.
-/// The search still checks the whole state before accepting a node as the goal.
+/// - **Admissible**: never above the true distance to the goal. Otherwise the search may return
+///   a path that is not the shortest.
+/// - **Zero at the goal**: the search only inspects a state for the goal when `h == 0` (and then
+///   checks every cell, so a heuristic that is also 0 elsewhere is merely slower).
+/// - **Consistent** (changes by at most 1 per move) is not needed for optimality, but with it and
+///   the puzzle's parity the bound rises in steps of exactly 2 and no iteration is wasted.
 pub trait Heuristic {
     /// Whatever the heuristic carries from a state to its children (e.g. line codes).
     type State: Copy;
@@ -47,16 +49,40 @@ pub enum HeuristicKind {
     /// Manhattan plus 2 per tile that must leave its goal row or column to let another pass.
     #[default]
     LinearConflict,
+    /// The exact distance from a table of every state (boards of at most 9 cells).
+    Exact,
 }
 
 impl HeuristicKind {
-    pub const ALL: [HeuristicKind; 2] = [HeuristicKind::Manhattan, HeuristicKind::LinearConflict];
+    pub const ALL: [HeuristicKind; 3] = [
+        HeuristicKind::Manhattan,
+        HeuristicKind::LinearConflict,
+        HeuristicKind::Exact,
+    ];
 
-    /// Short name: `md` or `lc`.
+    /// Short name: `md`, `lc` or `exact`.
     pub fn name(self) -> &'static str {
         match self {
             HeuristicKind::Manhattan => "md",
             HeuristicKind::LinearConflict => "lc",
+            HeuristicKind::Exact => "exact",
+        }
+    }
+
+    /// Whether this heuristic works on boards of `shape`.
+    pub fn supports(self, shape: Shape) -> bool {
+        match self {
+            HeuristicKind::Exact => shape.cells() <= crate::exact::EXACT_MAX_CELLS,
+            _ => true,
+        }
+    }
+
+    /// The strongest heuristic for `shape`: exact distances up to 9 cells, else linear conflict.
+    pub fn best_for(shape: Shape) -> HeuristicKind {
+        if HeuristicKind::Exact.supports(shape) {
+            HeuristicKind::Exact
+        } else {
+            HeuristicKind::LinearConflict
         }
     }
 }
@@ -69,7 +95,9 @@ impl fmt::Display for HeuristicKind {
 
 /// An unknown heuristic name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown heuristic {0:?}: expected md (Manhattan) or lc (linear conflict)")]
+#[error(
+    "unknown heuristic {0:?}: expected md (Manhattan), lc (linear conflict) or exact (boards of up to 9 cells)"
+)]
 pub struct UnknownHeuristic(pub String);
 
 impl FromStr for HeuristicKind {
@@ -79,6 +107,7 @@ impl FromStr for HeuristicKind {
         match s.trim().to_ascii_lowercase().as_str() {
             "md" | "manhattan" => Ok(HeuristicKind::Manhattan),
             "lc" | "linear-conflict" | "linear_conflict" => Ok(HeuristicKind::LinearConflict),
+            "exact" => Ok(HeuristicKind::Exact),
             _ => Err(UnknownHeuristic(s.to_string())),
         }
     }

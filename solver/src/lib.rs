@@ -14,7 +14,8 @@
 //!   [`Board::apply`] and [`Board::verify`] name the first illegal move by index.
 //! - [`BoardKey`]: a compact cache key; two (board, goal) pairs with the same key have the same
 //!   solutions.
-//! - [`Heuristic`]: [`Manhattan`] and [`LinearConflict`], updated incrementally per move.
+//! - [`Heuristic`]: [`Manhattan`] and [`LinearConflict`], updated incrementally per move, and
+//!   [`ExactDistance`] (a table of every state) for boards of up to 9 cells.
 //! - [`Solver`]: IDA* with an allocation-free hot loop, [`Limits`] (cancel flag, node budget,
 //!   maximum bound) and [`SearchStats`]; and the work-unit API the cluster distributes:
 //!   [`Solver::frontier`] cuts the tree into [`WorkUnit`]s, [`Solver::search_unit`] searches one
@@ -26,7 +27,7 @@
 //! use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver, moves_to_string};
 //!
 //! let board = Board::parse("1 2 3 4 5 6 0 7 8", None)?;
-//! let solver = Solver::new(Goal::blank_last(board.shape()), HeuristicKind::LinearConflict);
+//! let solver = Solver::new(Goal::blank_last(board.shape()), HeuristicKind::LinearConflict)?;
 //! let report = solver.solve(&board, &Limits::default())?;
 //! assert_eq!(report.outcome, SearchOutcome::Solved(npuzzle_solver::parse_moves("RR")?));
 //!
@@ -37,6 +38,7 @@
 //! ```
 
 mod board;
+mod exact;
 mod goal;
 mod heuristic;
 mod key;
@@ -45,6 +47,7 @@ mod search;
 mod shape;
 
 pub use board::{Board, IllegalMove, ParseError, Verification};
+pub use exact::{EXACT_MAX_CELLS, ExactDistance};
 pub use goal::{Goal, GoalError, GoalSpec, ShapeMismatch};
 pub use heuristic::{
     Heuristic, HeuristicKind, LineCodes, LinearConflict, Manhattan, UnknownHeuristic,
@@ -53,6 +56,6 @@ pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
 pub use search::{
     CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, SearchOutcome,
-    SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, WorkUnit,
+    SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, UnsupportedHeuristic, WorkUnit,
 };
 pub use shape::{MAX_CELLS, Shape, ShapeError};

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::board::{Board, step};
+use crate::exact::ExactDistance;
 use crate::goal::{Goal, ShapeMismatch};
 use crate::heuristic::{Heuristic, HeuristicKind, LinearConflict, Manhattan};
 use crate::moves::Move;
@@ -319,6 +320,7 @@ fn to_moves(path: &[u8]) -> Vec<Move> {
 enum AnyEngine {
     Manhattan(Box<Engine<Manhattan>>),
     LinearConflict(Box<Engine<LinearConflict>>),
+    Exact(Box<Engine<ExactDistance>>),
 }
 
 macro_rules! with_engine {
@@ -326,6 +328,7 @@ macro_rules! with_engine {
         match $any {
             AnyEngine::Manhattan($e) => $body,
             AnyEngine::LinearConflict($e) => $body,
+            AnyEngine::Exact($e) => $body,
         }
     };
 }
@@ -373,6 +376,16 @@ pub struct UnitReport {
     pub generated: u64,
 }
 
+/// A heuristic that cannot serve boards of some shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "heuristic {kind} does not support {shape} boards (exact needs at most 9 cells; use md or lc)"
+)]
+pub struct UnsupportedHeuristic {
+    pub kind: HeuristicKind,
+    pub shape: Shape,
+}
+
 /// Why a frontier could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrontierError {
@@ -388,7 +401,7 @@ pub enum FrontierError {
 /// ```
 /// use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
 /// let board = Board::parse("2 3 4 1 5 x 7 6 8", None).unwrap();
-/// let solver = Solver::new(Goal::blank_last(board.shape()), HeuristicKind::LinearConflict);
+/// let solver = Solver::new(Goal::blank_last(board.shape()), HeuristicKind::LinearConflict).unwrap();
 /// let report = solver.solve(&board, &Limits::default()).unwrap();
 /// let SearchOutcome::Solved(path) = report.outcome else { panic!() };
 /// assert_eq!(path.len(), 19);
@@ -402,9 +415,12 @@ pub struct Solver {
 }
 
 impl Solver {
-    pub fn new(goal: Goal, kind: HeuristicKind) -> Solver {
+    /// A solver for `goal` using `kind`; an error when `kind` does not support the goal's shape
+    /// (see [`HeuristicKind::supports`]).
+    pub fn new(goal: Goal, kind: HeuristicKind) -> Result<Solver, UnsupportedHeuristic> {
         let shape = goal.shape();
         let blank_label = goal.position_of(0);
+        let unsupported = UnsupportedHeuristic { kind, shape };
         let engine = match kind {
             HeuristicKind::Manhattan => AnyEngine::Manhattan(Box::new(Engine::new(
                 shape,
@@ -416,8 +432,12 @@ impl Solver {
                 &goal,
                 LinearConflict::new(shape, blank_label),
             ))),
+            HeuristicKind::Exact => {
+                let exact = ExactDistance::new(shape, blank_label).ok_or(unsupported)?;
+                AnyEngine::Exact(Box::new(Engine::new(shape, &goal, exact)))
+            }
         };
-        Solver { goal, kind, engine }
+        Ok(Solver { goal, kind, engine })
     }
 
     pub fn goal(&self) -> &Goal {

@@ -27,7 +27,7 @@ fn check_every_state(shape: Shape, goal: Goal) {
     }
 
     for kind in HeuristicKind::ALL {
-        let solver = Solver::new(goal, kind);
+        let solver = Solver::new(goal, kind).unwrap();
         for (board, &d) in &dist {
             let h = solver.estimate(board).unwrap();
             assert!(h <= d, "{kind}: h={h} > distance {d} for {board:?}");
@@ -45,6 +45,11 @@ fn check_every_state(shape: Shape, goal: Goal) {
                 panic!("{kind}: {board:?} not solved: {:?}", report.outcome);
             };
             assert_eq!(path.len() as u32, d, "{kind}: not optimal for {board:?}");
+            if kind == HeuristicKind::Exact {
+                // A perfect heuristic walks straight down one optimal path.
+                assert_eq!(h, d);
+                assert_eq!(report.stats.expanded, d as u64, "{board:?}");
+            }
             assert!(board.verify(&path, &goal).unwrap().reaches_goal);
         }
     }

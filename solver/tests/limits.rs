@@ -13,7 +13,7 @@ fn hard_board() -> Board {
 }
 
 fn md_solver() -> Solver {
-    Solver::new(Goal::blank_first(shape(4, 4)), HeuristicKind::Manhattan)
+    Solver::new(Goal::blank_first(shape(4, 4)), HeuristicKind::Manhattan).unwrap()
 }
 
 #[test]
@@ -102,6 +102,7 @@ fn the_goal_itself_is_solved_with_no_moves() {
     let s = shape(5, 5);
     let goal = Goal::blank_last(s);
     let report = Solver::new(goal, HeuristicKind::LinearConflict)
+        .unwrap()
         .solve(goal.board(), &Limits::default())
         .unwrap();
     assert_eq!(report.outcome, SearchOutcome::Solved(vec![]));
@@ -113,6 +114,7 @@ fn unsolvable_boards_are_not_searched() {
     let goal = Goal::blank_last(s);
     let board = Board::parse("2 1 3 4 5 6 7 8 9 10 11 12 13 14 15 0", None).unwrap();
     let report = Solver::new(goal, HeuristicKind::LinearConflict)
+        .unwrap()
         .solve(&board, &Limits::default())
         .unwrap();
     assert_eq!(report.outcome, SearchOutcome::Unsolvable);

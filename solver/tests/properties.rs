@@ -40,7 +40,7 @@ proptest! {
             }
         }
         let kind = if lc { HeuristicKind::LinearConflict } else { HeuristicKind::Manhattan };
-        let solver = Solver::new(goal, kind);
+        let solver = Solver::new(goal, kind).unwrap();
         prop_assert!(goal.can_reach(&board).unwrap());
         let report = solver.solve(&board, &Limits::default()).unwrap();
         let SearchOutcome::Solved(path) = report.outcome else {

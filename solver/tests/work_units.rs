@@ -50,7 +50,7 @@ fn distributed_length(solver: &Solver, board: &Board, min_units: usize) -> (usiz
 #[test]
 fn units_give_the_serial_optimum_on_korf_instances() {
     let goal = Goal::blank_first(shape(4, 4));
-    let solver = Solver::new(goal, HeuristicKind::LinearConflict);
+    let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
     let mut nodes = korf_md_nodes();
     nodes.sort_by_key(|&(_, n)| n);
     let instances = read_instances(KORF100);
@@ -68,7 +68,7 @@ fn units_give_the_serial_optimum_on_korf_instances() {
 fn units_give_the_serial_optimum_on_random_8_puzzles() {
     let s = shape(3, 3);
     let goal = Goal::blank_last(s);
-    let solver = Solver::new(goal, HeuristicKind::Manhattan);
+    let solver = Solver::new(goal, HeuristicKind::Manhattan).unwrap();
     let mut seed = 7u64;
     for _ in 0..200 {
         let mut board = *goal.board();
@@ -97,7 +97,7 @@ fn units_give_the_serial_optimum_on_random_8_puzzles() {
 fn frontier_drops_duplicate_states() {
     let s = shape(4, 4);
     let goal = Goal::blank_first(s);
-    let solver = Solver::new(goal, HeuristicKind::LinearConflict);
+    let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
     let board = read_instances(KORF100)[0].board;
     let frontier = solver.frontier(&board, 1000).unwrap();
     let distinct: std::collections::HashSet<_> = frontier.units.iter().map(|u| u.board).collect();
@@ -110,7 +110,7 @@ fn frontier_drops_duplicate_states() {
 #[test]
 fn frontier_of_an_unsolvable_board_is_an_error() {
     let s = shape(3, 3);
-    let solver = Solver::new(Goal::blank_last(s), HeuristicKind::Manhattan);
+    let solver = Solver::new(Goal::blank_last(s), HeuristicKind::Manhattan).unwrap();
     let board = Board::parse("2 1 3 4 5 6 7 8 0", None).unwrap();
     assert!(solver.frontier(&board, 10).is_err());
 }
