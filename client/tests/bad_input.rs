@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_solves, npuzzle};
+use common::{assert_solves, npuzzle, records};
 use npuzzle_solver::{Goal, Shape};
 
 #[test]
@@ -13,11 +13,7 @@ fn a_batch_mixing_good_and_bad_lines_answers_every_line() {
         "",
     );
     assert_eq!(out.code, 1);
-    let records: Vec<serde_json::Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = records(&out.stdout);
     let status: Vec<&str> = records
         .iter()
         .map(|r| r["status"].as_str().unwrap())

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::npuzzle;
+use common::{npuzzle, records};
 use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver};
 
 #[test]
@@ -28,11 +28,7 @@ fn answers_stay_in_input_order_and_are_optimal() {
     let input: String = boards.iter().map(|b| format!("{b}\n")).collect();
     let out = npuzzle(&["batch", "--jobs", "3", "--output", "jsonl"], &input);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let records: Vec<serde_json::Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = records(&out.stdout);
     assert_eq!(records.len(), boards.len());
     for (i, (r, b)) in records.iter().zip(&boards).enumerate() {
         assert_eq!(r["index"], i);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_solves, npuzzle};
+use common::{assert_solves, npuzzle, records};
 use npuzzle_solver::{Goal, Shape};
 
 #[test]
@@ -29,11 +29,7 @@ fn a_short_file_reports_the_missing_puzzle_and_answers_the_rest() {
         input,
     );
     assert_eq!(out.code, 1);
-    let records: Vec<serde_json::Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = records(&out.stdout);
     assert_eq!(records.len(), 2);
     assert_eq!(records[0]["status"], "solved");
     assert_eq!(records[0]["length"], 9);

@@ -44,3 +44,11 @@ pub fn assert_solves(board: &str, moves: &str, goal: &Goal) -> usize {
     assert!(v.reaches_goal, "{moves} from {board:?} ends at {:?}", v.end);
     path.len()
 }
+
+/// Parses `--output jsonl` text into one JSON value per line.
+pub fn records(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is one JSON object"))
+        .collect()
+}
