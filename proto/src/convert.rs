@@ -1,0 +1,210 @@
+//! Conversions between wire messages and `npuzzle-solver` types. Every conversion from the wire
+//! validates: a malformed message becomes a [`WireError`] that names the problem, never a panic.
+
+use npuzzle_solver::{
+    Board, Goal, HeuristicKind, Move, MoveParseError, ParseError, Shape, ShapeError,
+    moves_to_string, parse_moves,
+};
+use thiserror::Error;
+
+use crate::v1;
+
+/// A message that does not describe a valid puzzle.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum WireError {
+    #[error("missing board")]
+    MissingBoard,
+    #[error("invalid board size: {0}")]
+    Shape(#[from] ShapeError),
+    #[error("invalid board: {0}")]
+    Board(#[from] ParseError),
+    #[error("invalid goal: {0}")]
+    Goal(ParseError),
+    #[error("invalid goal: GOAL_KIND_CUSTOM needs the goal's tiles")]
+    MissingGoalTiles,
+    #[error("invalid goal: tiles are only allowed with GOAL_KIND_CUSTOM")]
+    UnexpectedGoalTiles,
+    #[error("unknown {what} value {value}")]
+    UnknownEnum { what: &'static str, value: i32 },
+    #[error("invalid moves: {0}")]
+    Moves(#[from] MoveParseError),
+}
+
+/// Reads wire tiles into a board of `shape`, checking the count before anything else so that a
+/// hostile message with thousands of tiles costs nothing.
+fn tiles_to_board(shape: Shape, tiles: &[u32]) -> Result<Board, ParseError> {
+    let expected = shape.cells();
+    if tiles.is_empty() {
+        return Err(ParseError::Empty);
+    }
+    if tiles.len() > expected {
+        return Err(ParseError::WrongCount {
+            shape,
+            expected,
+            found: tiles.len(),
+        });
+    }
+    let mut small = Vec::with_capacity(tiles.len());
+    for (position, &t) in tiles.iter().enumerate() {
+        if t as usize >= expected {
+            return Err(ParseError::TileOutOfRange {
+                token: t.to_string(),
+                position,
+                shape,
+                max: expected - 1,
+            });
+        }
+        small.push(t as u8);
+    }
+    Board::new(shape, &small)
+}
+
+/// The board of a request.
+pub fn board_from_wire(board: Option<&v1::Board>) -> Result<Board, WireError> {
+    let b = board.ok_or(WireError::MissingBoard)?;
+    let shape = Shape::new(b.width as usize, b.height as usize)?;
+    Ok(tiles_to_board(shape, &b.tiles)?)
+}
+
+pub fn board_to_wire(board: &Board) -> v1::Board {
+    v1::Board {
+        width: board.shape().width() as u32,
+        height: board.shape().height() as u32,
+        tiles: board.tiles().iter().map(|&t| t as u32).collect(),
+    }
+}
+
+/// The goal of a request for boards of `shape` (blank-last when absent).
+pub fn goal_from_wire(goal: Option<&v1::Goal>, shape: Shape) -> Result<Goal, WireError> {
+    let Some(g) = goal else {
+        return Ok(Goal::blank_last(shape));
+    };
+    let kind = v1::GoalKind::try_from(g.kind).map_err(|_| WireError::UnknownEnum {
+        what: "GoalKind",
+        value: g.kind,
+    })?;
+    match kind {
+        v1::GoalKind::BlankLast | v1::GoalKind::BlankFirst if !g.tiles.is_empty() => {
+            Err(WireError::UnexpectedGoalTiles)
+        }
+        v1::GoalKind::BlankLast => Ok(Goal::blank_last(shape)),
+        v1::GoalKind::BlankFirst => Ok(Goal::blank_first(shape)),
+        v1::GoalKind::Custom if g.tiles.is_empty() => Err(WireError::MissingGoalTiles),
+        v1::GoalKind::Custom => Ok(Goal::from_board(
+            tiles_to_board(shape, &g.tiles).map_err(WireError::Goal)?,
+        )),
+    }
+}
+
+/// A goal as `GOAL_KIND_CUSTOM` (always exact, whatever goal it is).
+pub fn goal_to_wire(goal: &Goal) -> v1::Goal {
+    v1::Goal {
+        kind: v1::GoalKind::Custom as i32,
+        tiles: goal.tiles().iter().map(|&t| t as u32).collect(),
+    }
+}
+
+/// `None` for `HEURISTIC_AUTO`.
+pub fn heuristic_from_wire(value: i32) -> Result<Option<HeuristicKind>, WireError> {
+    match v1::Heuristic::try_from(value) {
+        Ok(v1::Heuristic::Auto) => Ok(None),
+        Ok(v1::Heuristic::Manhattan) => Ok(Some(HeuristicKind::Manhattan)),
+        Ok(v1::Heuristic::LinearConflict) => Ok(Some(HeuristicKind::LinearConflict)),
+        Ok(v1::Heuristic::Exact) => Ok(Some(HeuristicKind::Exact)),
+        Err(_) => Err(WireError::UnknownEnum {
+            what: "Heuristic",
+            value,
+        }),
+    }
+}
+
+pub fn heuristic_to_wire(kind: HeuristicKind) -> v1::Heuristic {
+    match kind {
+        HeuristicKind::Manhattan => v1::Heuristic::Manhattan,
+        HeuristicKind::LinearConflict => v1::Heuristic::LinearConflict,
+        HeuristicKind::Exact => v1::Heuristic::Exact,
+    }
+}
+
+/// A move string from the wire.
+pub fn moves_from_wire(text: &str) -> Result<Vec<Move>, WireError> {
+    Ok(parse_moves(text)?)
+}
+
+pub fn moves_to_wire(moves: &[Move]) -> String {
+    moves_to_string(moves)
+}
+
+/// The single move letter of `Assignment.last_move` (`None` when empty).
+pub fn last_move_from_wire(text: &str) -> Result<Option<Move>, WireError> {
+    let moves = parse_moves(text)?;
+    match moves.as_slice() {
+        [] => Ok(None),
+        [m] => Ok(Some(*m)),
+        _ => Err(WireError::Moves(MoveParseError {
+            index: 1,
+            found: text.chars().nth(1).unwrap_or('?'),
+        })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire(w: u32, h: u32, tiles: Vec<u32>) -> v1::Board {
+        v1::Board {
+            width: w,
+            height: h,
+            tiles,
+        }
+    }
+
+    #[test]
+    fn boards_round_trip() {
+        let b = Board::parse("1 2 3 4 5 0", Some(Shape::new(3, 2).unwrap())).unwrap();
+        assert_eq!(board_from_wire(Some(&board_to_wire(&b))).unwrap(), b);
+    }
+
+    #[test]
+    fn malformed_boards_are_named() {
+        assert_eq!(board_from_wire(None), Err(WireError::MissingBoard));
+        let e = board_from_wire(Some(&wire(1_000_000, 3, vec![0]))).unwrap_err();
+        assert!(e.to_string().contains("1000000x3 is not supported"), "{e}");
+        let e = board_from_wire(Some(&wire(3, 3, (0..5000).collect()))).unwrap_err();
+        assert!(e.to_string().contains("found 5000 tiles"), "{e}");
+        let e = board_from_wire(Some(&wire(
+            3,
+            3,
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 4_000_000_000],
+        )))
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("tile 4000000000 at position 8 is out of range"),
+            "{e}"
+        );
+        let goal = v1::Goal {
+            kind: v1::GoalKind::Custom as i32,
+            tiles: vec![0, 1, 2],
+        };
+        let e = goal_from_wire(Some(&goal), Shape::new(3, 3).unwrap()).unwrap_err();
+        assert!(
+            e.to_string().starts_with("invalid goal: missing tile 3"),
+            "{e}"
+        );
+        let goal = v1::Goal {
+            kind: 42,
+            tiles: vec![],
+        };
+        assert!(goal_from_wire(Some(&goal), Shape::new(3, 3).unwrap()).is_err());
+    }
+
+    #[test]
+    fn last_move_is_one_letter_or_none() {
+        assert_eq!(last_move_from_wire(""), Ok(None));
+        assert_eq!(last_move_from_wire("l"), Ok(Some(Move::Left)));
+        assert!(last_move_from_wire("LR").is_err());
+        assert!(last_move_from_wire("Q").is_err());
+    }
+}
