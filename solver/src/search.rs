@@ -542,6 +542,56 @@ impl Solver {
         })
     }
 
+    /// Cuts a unit's subtree into at least `min_parts` smaller units (at most 12 levels deeper),
+    /// breadth-first with duplicate detection inside the subtree. Every shortest continuation
+    /// from `unit` passes through exactly one part, so searching the parts under a bound finds
+    /// whatever searching `unit` would, and their least next bound is a valid next bound. A goal
+    /// state met on the way becomes a part of its own and is not expanded.
+    pub fn split_unit(&self, unit: &WorkUnit, min_parts: usize) -> Vec<WorkUnit> {
+        const MAX_LEVELS: usize = 12;
+        let goal = *self.goal.board();
+        let mut seen = std::collections::HashSet::from([unit.board]);
+        let mut parts = Vec::new();
+        let mut layer = vec![unit.clone()];
+        for _ in 0..MAX_LEVELS {
+            if parts.len() + layer.len() >= min_parts.max(2) {
+                break;
+            }
+            let mut next = Vec::with_capacity(layer.len() * 3);
+            for node in &layer {
+                if node.board == goal {
+                    parts.push(node.clone());
+                    continue;
+                }
+                for mv in Move::ALL {
+                    if node.last == Some(mv.opposite()) {
+                        continue;
+                    }
+                    let Some(child) = node.board.after(mv) else {
+                        continue;
+                    };
+                    if !seen.insert(child) {
+                        continue;
+                    }
+                    let mut prefix = node.prefix.clone();
+                    prefix.push(mv);
+                    next.push(WorkUnit {
+                        board: child,
+                        g: node.g + 1,
+                        last: Some(mv),
+                        prefix,
+                    });
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            layer = next;
+        }
+        parts.extend(layer);
+        parts
+    }
+
     /// `g + h` of a unit: no solution through it is cheaper.
     pub fn unit_lower_bound(&self, unit: &WorkUnit) -> Result<u32, ShapeMismatch> {
         Ok(unit.g + self.estimate(&unit.board)?)

@@ -114,3 +114,48 @@ fn frontier_of_an_unsolvable_board_is_an_error() {
     let board = Board::parse("2 1 3 4 5 6 7 8 0", None).unwrap();
     assert!(solver.frontier(&board, 10).is_err());
 }
+
+#[test]
+fn split_units_find_what_the_unit_finds() {
+    // Korf instances: take the frontier, split every unit, search the parts under the shared
+    // schedule: same optimal length as serial.
+    let goal = Goal::blank_first(shape(4, 4));
+    let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
+    let instances = read_instances(KORF100);
+    for inst in instances.iter().filter(|i| [12, 42, 55].contains(&i.id)) {
+        let frontier = solver.frontier(&inst.board, 8).unwrap();
+        let mut units = Vec::new();
+        for u in &frontier.units {
+            let parts = solver.split_unit(u, 20);
+            assert!(parts.len() >= 20);
+            for p in &parts {
+                assert_eq!(p.prefix.len() as u32, p.g);
+                assert_eq!(inst.board.apply(&p.prefix).unwrap(), p.board);
+                assert!(p.prefix.starts_with(&u.prefix));
+            }
+            units.extend(parts);
+        }
+        let mut bound = units
+            .iter()
+            .map(|u| solver.unit_lower_bound(u).unwrap())
+            .min()
+            .unwrap();
+        let found = 'outer: loop {
+            let mut next = u32::MAX;
+            for unit in &units {
+                match solver
+                    .search_unit(unit, bound, &Limits::default())
+                    .unwrap()
+                    .outcome
+                {
+                    UnitOutcome::Found(path) => break 'outer path,
+                    UnitOutcome::Exhausted { next_bound } => next = next.min(next_bound),
+                    other => panic!("{other:?}"),
+                }
+            }
+            bound = next;
+        };
+        assert_eq!(found.len(), inst.optimal, "#{}", inst.id);
+        assert!(inst.board.verify(&found, &goal).unwrap().reaches_goal);
+    }
+}

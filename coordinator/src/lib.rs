@@ -1,0 +1,2 @@
+//! # npuzzle-coordinator
+pub mod scheduler;

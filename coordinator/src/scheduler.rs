@@ -1,0 +1,591 @@
+//! The scheduler: who searches which unit, under which bound, and when a job is done.
+//!
+//! A plain state machine with no I/O, no clock and no gRPC (like raft-rs's core): the caller feeds
+//! it events ([`Scheduler::add_worker`], [`Scheduler::submit`], [`Scheduler::on_result`],
+//! [`Scheduler::tick`], …) and carries out the [`Command`]s it returns. Unit tests drive it with a
+//! simulated cluster.
+//!
+//! # Rules (see `DESIGN.md` in the shared notes)
+//! - **Shared bound with a barrier.** Every unit of a job is searched under the job's bound. Only
+//!   when every unit has reported for that bound does the job move on, to the least `next_bound`
+//!   any unit reported. A solution found under bound `b` is therefore optimal: every smaller
+//!   bound was exhausted everywhere, so none is shorter than `b`, and the solution costs at most
+//!   `b`.
+//! - **Workers pull.** Assignments go to free slots (slots minus outstanding assignments), the
+//!   job with the fewest running units first (fair sharing), and within a job the unit predicted
+//!   largest first (its node count at the previous bound; its slack `bound - f` before that).
+//! - **Heavy units are split.** An assignment carries a node budget; a unit that exceeds it is
+//!   cut into smaller units ([`npuzzle_solver::Solver::split_unit`]) for this bound and the rest.
+//! - **Everything is tagged** with (job, epoch, unit): the epoch counts the job's bounds, so late,
+//!   duplicated or out-of-order results are recognised and dropped.
+//! - **Leases.** A worker silent for longer than the lease timeout is dropped; its units go back
+//!   to the queue. So do the units of a worker that disconnects.
+//! - **Cancel at once.** When a job is answered or cancelled, every worker holding one of its
+//!   units gets a cancel command in the same step.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use npuzzle_solver::{Goal, HeuristicKind, Move, Solver, WorkUnit};
+
+pub type JobId = u64;
+pub type WorkerId = u64;
+pub type UnitId = u32;
+pub type Epoch = u32;
+
+/// Tunables of the scheduler.
+#[derive(Clone, Debug)]
+pub struct SchedulerConfig {
+    /// Expansions allowed per assignment before the unit is split (0: never split).
+    pub node_budget: u64,
+    /// A heavy unit is split into at least this many parts.
+    pub split_parts: usize,
+    /// A worker silent for this long is considered lost.
+    pub lease_timeout: Duration,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            node_budget: 20_000_000,
+            split_parts: 32,
+            lease_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A job ready to distribute: the root's frontier and the first bound.
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub id: JobId,
+    pub goal: Goal,
+    pub heuristic: HeuristicKind,
+    /// The same goal and heuristic, for estimates, splitting and checking paths.
+    pub solver: Arc<Solver>,
+    pub root: npuzzle_solver::Board,
+    pub units: Vec<WorkUnit>,
+}
+
+/// One unit to search, as sent to a worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    pub job: JobId,
+    pub epoch: Epoch,
+    pub unit: UnitId,
+    pub work: WorkUnit,
+    pub goal: Goal,
+    pub heuristic: HeuristicKind,
+    pub bound: u32,
+    pub node_budget: u64,
+}
+
+/// What a worker reports for one assignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// Moves from the unit's state to the goal, within the bound.
+    Found(Vec<Move>),
+    Exhausted {
+        next_bound: u32,
+    },
+    Cancelled,
+    BudgetExceeded,
+    Failed(String),
+}
+
+/// A worker's result for one assignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitResult {
+    pub job: JobId,
+    pub epoch: Epoch,
+    pub unit: UnitId,
+    pub report: Report,
+    pub expanded: u64,
+}
+
+/// How a job ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobOutcome {
+    /// An optimal path from the root.
+    Solved { path: Vec<Move> },
+    /// Stopped before an answer; no solution is shorter than `lower_bound`.
+    Cancelled { lower_bound: u32 },
+}
+
+/// Job totals, reported with its outcome.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobStats {
+    /// Nodes expanded by workers for this job.
+    pub nodes: u64,
+    /// Units at the end (after splits).
+    pub units: usize,
+    pub splits: usize,
+    pub requeued: usize,
+    /// Bounds searched.
+    pub bounds: Vec<u32>,
+    /// Nodes per worker.
+    pub worker_nodes: HashMap<WorkerId, u64>,
+}
+
+/// What the caller must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Assign {
+        worker: WorkerId,
+        assignment: Assignment,
+    },
+    /// Stop every unit of `job` on `worker`.
+    Cancel { worker: WorkerId, job: JobId },
+    /// A bound started (`finished: false`) or was exhausted everywhere (`finished: true`).
+    Progress {
+        job: JobId,
+        bound: u32,
+        nodes: u64,
+        units_done: usize,
+        units_total: usize,
+        finished: bool,
+    },
+    /// The job is over; it is forgotten after this.
+    Finish {
+        job: JobId,
+        outcome: JobOutcome,
+        stats: JobStats,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum UnitState {
+    Pending,
+    Running(WorkerId),
+    Done,
+    /// Split into other units; no longer searched.
+    Retired,
+}
+
+#[derive(Clone, Debug)]
+struct Unit {
+    work: WorkUnit,
+    /// `g + h` at the unit's root.
+    f: u32,
+    /// Nodes at the previous bound: the size prediction.
+    last_nodes: u64,
+    state: UnitState,
+    /// Searched without a node budget (it could not be split further).
+    unbudgeted: bool,
+}
+
+struct Job {
+    spec: JobSpec,
+    units: Vec<Unit>,
+    epoch: Epoch,
+    bound: u32,
+    /// Pending units, the one to hand out next at the end.
+    queue: Vec<UnitId>,
+    running: usize,
+    active: usize,
+    done: usize,
+    next_bound: u32,
+    stats: JobStats,
+}
+
+struct Worker {
+    slots: usize,
+    outstanding: HashSet<(JobId, Epoch, UnitId)>,
+    last_seen: Instant,
+}
+
+/// The scheduling state machine.
+pub struct Scheduler {
+    config: SchedulerConfig,
+    jobs: HashMap<JobId, Job>,
+    workers: HashMap<WorkerId, Worker>,
+}
+
+impl Job {
+    /// Queues every active unit for the current bound, largest predicted first.
+    fn queue_all(&mut self) {
+        let bound = self.bound;
+        let mut ids: Vec<UnitId> = (0..self.units.len() as UnitId)
+            .filter(|&i| self.units[i as usize].state != UnitState::Retired)
+            .collect();
+        for &i in &ids {
+            self.units[i as usize].state = UnitState::Pending;
+        }
+        // Ascending, so that the largest is popped first.
+        ids.sort_by_key(|&i| {
+            let u = &self.units[i as usize];
+            (u.last_nodes, bound.saturating_sub(u.f))
+        });
+        self.queue = ids;
+        self.active = self.queue.len();
+        self.done = 0;
+        self.running = 0;
+        self.next_bound = u32::MAX;
+    }
+
+    fn progress(&self, finished: bool) -> Command {
+        Command::Progress {
+            job: self.spec.id,
+            bound: self.bound,
+            nodes: self.stats.nodes,
+            units_done: self.done,
+            units_total: self.active,
+            finished,
+        }
+    }
+}
+
+impl Scheduler {
+    pub fn new(config: SchedulerConfig) -> Scheduler {
+        Scheduler {
+            config,
+            jobs: HashMap::new(),
+            workers: HashMap::new(),
+        }
+    }
+
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Slots over all workers.
+    pub fn slots(&self) -> usize {
+        self.workers.values().map(|w| w.slots).sum()
+    }
+
+    /// Assignments out on workers.
+    pub fn busy_slots(&self) -> usize {
+        self.workers.values().map(|w| w.outstanding.len()).sum()
+    }
+
+    pub fn running_jobs(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Units waiting for a slot, over all jobs.
+    pub fn queue_depth(&self) -> usize {
+        self.jobs.values().map(|j| j.queue.len()).sum()
+    }
+
+    pub fn has_job(&self, job: JobId) -> bool {
+        self.jobs.contains_key(&job)
+    }
+
+    /// A worker joined with `slots` search threads.
+    pub fn add_worker(&mut self, id: WorkerId, slots: usize, now: Instant) -> Vec<Command> {
+        self.workers.insert(
+            id,
+            Worker {
+                slots: slots.max(1),
+                outstanding: HashSet::new(),
+                last_seen: now,
+            },
+        );
+        self.dispatch()
+    }
+
+    /// A worker disconnected or its lease expired: its units go back to the queue.
+    pub fn remove_worker(&mut self, id: WorkerId) -> Vec<Command> {
+        let Some(worker) = self.workers.remove(&id) else {
+            return Vec::new();
+        };
+        for (job_id, epoch, unit) in worker.outstanding {
+            let Some(job) = self.jobs.get_mut(&job_id) else {
+                continue;
+            };
+            let u = &mut job.units[unit as usize];
+            if epoch == job.epoch && u.state == UnitState::Running(id) {
+                u.state = UnitState::Pending;
+                job.running -= 1;
+                // Back at the end: requeued units go out next.
+                job.queue.push(unit);
+                job.stats.requeued += 1;
+            }
+        }
+        self.dispatch()
+    }
+
+    /// Any message from a worker renews its lease.
+    pub fn heartbeat(&mut self, id: WorkerId, now: Instant) {
+        if let Some(w) = self.workers.get_mut(&id) {
+            w.last_seen = now;
+        }
+    }
+
+    /// Drops workers whose lease expired.
+    pub fn tick(&mut self, now: Instant) -> Vec<Command> {
+        let timeout = self.config.lease_timeout;
+        let expired: Vec<WorkerId> = self
+            .workers
+            .iter()
+            .filter(|(_, w)| now.saturating_duration_since(w.last_seen) > timeout)
+            .map(|(&id, _)| id)
+            .collect();
+        let mut commands = Vec::new();
+        for id in expired {
+            commands.extend(self.remove_worker(id));
+        }
+        commands
+    }
+
+    /// A new job: its units are searched from the least bound any of them admits.
+    pub fn submit(&mut self, spec: JobSpec) -> Vec<Command> {
+        let units: Vec<Unit> = spec
+            .units
+            .iter()
+            .map(|w| Unit {
+                f: spec.solver.unit_lower_bound(w).unwrap_or(w.g),
+                work: w.clone(),
+                last_nodes: 0,
+                state: UnitState::Pending,
+                unbudgeted: false,
+            })
+            .collect();
+        let bound = units.iter().map(|u| u.f).min().unwrap_or(0);
+        let id = spec.id;
+        let mut job = Job {
+            stats: JobStats {
+                units: units.len(),
+                bounds: vec![bound],
+                ..JobStats::default()
+            },
+            spec,
+            units,
+            epoch: 0,
+            bound,
+            queue: Vec::new(),
+            running: 0,
+            active: 0,
+            done: 0,
+            next_bound: u32::MAX,
+        };
+        job.queue_all();
+        let mut commands = vec![job.progress(false)];
+        self.jobs.insert(id, job);
+        commands.extend(self.dispatch());
+        commands
+    }
+
+    /// Stops a job (deadline, client gone). Returns its cancels and a `Finish` with the best
+    /// proven lower bound.
+    pub fn cancel(&mut self, job: JobId) -> Vec<Command> {
+        match self.jobs.remove(&job) {
+            Some(j) => {
+                let lower_bound = j.bound;
+                let mut commands = self.cancel_everywhere(job);
+                commands.push(Command::Finish {
+                    job,
+                    outcome: JobOutcome::Cancelled { lower_bound },
+                    stats: j.stats,
+                });
+                commands.extend(self.dispatch());
+                commands
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn cancel_everywhere(&self, job: JobId) -> Vec<Command> {
+        let mut workers: Vec<WorkerId> = self
+            .workers
+            .iter()
+            .filter(|(_, w)| w.outstanding.iter().any(|&(j, _, _)| j == job))
+            .map(|(&id, _)| id)
+            .collect();
+        workers.sort_unstable();
+        workers
+            .into_iter()
+            .map(|worker| Command::Cancel { worker, job })
+            .collect()
+    }
+
+    /// A worker's result. Stale ones (finished job, old epoch, unit not running on this worker)
+    /// only free the worker's slot.
+    pub fn on_result(
+        &mut self,
+        worker: WorkerId,
+        result: UnitResult,
+        now: Instant,
+    ) -> Vec<Command> {
+        let key = (result.job, result.epoch, result.unit);
+        match self.workers.get_mut(&worker) {
+            Some(w) => {
+                w.last_seen = now;
+                w.outstanding.remove(&key);
+            }
+            // Results of a worker already given up on are dropped: its units were requeued.
+            None => return Vec::new(),
+        }
+        let mut commands = Vec::new();
+        if let Some(job) = self.jobs.get_mut(&result.job) {
+            job.stats.nodes += result.expanded;
+            *job.stats.worker_nodes.entry(worker).or_default() += result.expanded;
+            let current = result.epoch == job.epoch
+                && job
+                    .units
+                    .get(result.unit as usize)
+                    .is_some_and(|u| u.state == UnitState::Running(worker));
+            if current {
+                commands.extend(self.apply(worker, result));
+            }
+        }
+        commands.extend(self.dispatch());
+        commands
+    }
+
+    /// A current result: move the unit and the job along.
+    fn apply(&mut self, worker: WorkerId, result: UnitResult) -> Vec<Command> {
+        let job_id = result.job;
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let uid = result.unit as usize;
+        job.running -= 1;
+        match result.report {
+            Report::Found(suffix) => {
+                let mut path = job.units[uid].work.prefix.clone();
+                path.extend(suffix);
+                // Replay before trusting: a wrong or too long path is treated as a failure.
+                let reaches = job
+                    .spec
+                    .root
+                    .verify(&path, &job.spec.goal)
+                    .is_ok_and(|v| v.reaches_goal);
+                if reaches && path.len() as u32 <= job.bound {
+                    let Some(job) = self.jobs.remove(&job_id) else {
+                        return Vec::new();
+                    };
+                    let mut commands = self.cancel_everywhere(job_id);
+                    let mut stats = job.stats;
+                    stats.units = job.units.len();
+                    commands.push(Command::Finish {
+                        job: job_id,
+                        outcome: JobOutcome::Solved { path },
+                        stats,
+                    });
+                    return commands;
+                }
+                tracing::warn!(
+                    job = job_id,
+                    worker,
+                    "rejected a path that does not check out"
+                );
+                job.units[uid].state = UnitState::Pending;
+                job.queue.insert(0, result.unit);
+                job.stats.requeued += 1;
+                Vec::new()
+            }
+            Report::Exhausted { next_bound } => {
+                let unit = &mut job.units[uid];
+                unit.state = UnitState::Done;
+                unit.last_nodes = result.expanded;
+                job.next_bound = job.next_bound.min(next_bound);
+                job.done += 1;
+                if job.done < job.active {
+                    return Vec::new();
+                }
+                // Barrier reached: every unit exhausted this bound.
+                let mut commands = vec![job.progress(true)];
+                job.bound = job.next_bound;
+                job.epoch += 1;
+                job.stats.bounds.push(job.bound);
+                job.queue_all();
+                commands.push(job.progress(false));
+                commands
+            }
+            Report::BudgetExceeded => {
+                let parts = job
+                    .spec
+                    .solver
+                    .split_unit(&job.units[uid].work, self.config.split_parts);
+                if parts.len() <= 1 {
+                    // Nothing to split: search it whole.
+                    let unit = &mut job.units[uid];
+                    unit.unbudgeted = true;
+                    unit.state = UnitState::Pending;
+                    job.queue.push(result.unit);
+                    return Vec::new();
+                }
+                job.units[uid].state = UnitState::Retired;
+                job.active -= 1;
+                job.stats.splits += 1;
+                // The parts share the heavy unit's size: predict each as a fair share of it.
+                let share = result.expanded / parts.len() as u64;
+                for work in parts {
+                    let id = job.units.len() as UnitId;
+                    job.units.push(Unit {
+                        f: job.spec.solver.unit_lower_bound(&work).unwrap_or(work.g),
+                        work,
+                        last_nodes: share,
+                        state: UnitState::Pending,
+                        unbudgeted: false,
+                    });
+                    job.queue.push(id);
+                    job.active += 1;
+                }
+                job.stats.units = job.units.len();
+                Vec::new()
+            }
+            Report::Cancelled | Report::Failed(_) => {
+                if let Report::Failed(e) = &result.report {
+                    tracing::warn!(job = job_id, worker, error = %e, "unit failed; requeued");
+                }
+                job.units[uid].state = UnitState::Pending;
+                job.queue.push(result.unit);
+                job.stats.requeued += 1;
+                Vec::new()
+            }
+        }
+    }
+
+    /// The worker with the most free slots (lowest id on ties).
+    fn freest_worker(&self) -> Option<WorkerId> {
+        self.workers
+            .iter()
+            .filter(|(_, w)| w.outstanding.len() < w.slots)
+            .max_by_key(|(id, w)| (w.slots - w.outstanding.len(), std::cmp::Reverse(**id)))
+            .map(|(&id, _)| id)
+    }
+
+    /// Fills free slots: the job with the fewest running units first, its largest unit first.
+    fn dispatch(&mut self) -> Vec<Command> {
+        let mut commands = Vec::new();
+        while let Some(wid) = self.freest_worker() {
+            let Some(job) = self
+                .jobs
+                .values_mut()
+                .filter(|j| !j.queue.is_empty())
+                .min_by_key(|j| (j.running, j.spec.id))
+            else {
+                break;
+            };
+            let Some(uid) = job.queue.pop() else { break };
+            let unit = &mut job.units[uid as usize];
+            unit.state = UnitState::Running(wid);
+            job.running += 1;
+            let assignment = Assignment {
+                job: job.spec.id,
+                epoch: job.epoch,
+                unit: uid,
+                work: unit.work.clone(),
+                goal: job.spec.goal,
+                heuristic: job.spec.heuristic,
+                bound: job.bound,
+                node_budget: if unit.unbudgeted {
+                    0
+                } else {
+                    self.config.node_budget
+                },
+            };
+            if let Some(w) = self.workers.get_mut(&wid) {
+                w.outstanding
+                    .insert((assignment.job, assignment.epoch, uid));
+            }
+            commands.push(Command::Assign {
+                worker: wid,
+                assignment,
+            });
+        }
+        commands
+    }
+}

@@ -1,0 +1,422 @@
+//! The scheduler under a simulated cluster: workers run real unit searches, but the test decides
+//! who runs when, who disappears, and which results arrive late, twice or out of order.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use npuzzle_coordinator::scheduler::{
+    Assignment, Command, JobId, JobOutcome, JobSpec, JobStats, Report, Scheduler, SchedulerConfig,
+    UnitResult, WorkerId,
+};
+use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, Shape, Solver, UnitOutcome};
+
+// Korf's instances #12, #42 and #55 (goal blank-first): 45, 42 and 41 moves.
+const KORF_12: &str = "14 1 9 6 4 8 12 5 7 2 3 0 10 11 13 15";
+const KORF_42: &str = "4 5 7 2 9 14 12 13 0 3 6 11 8 1 15 10";
+const KORF_55: &str = "13 8 14 3 9 1 0 7 15 5 4 10 12 2 6 11";
+
+struct Sim {
+    sched: Scheduler,
+    now: Instant,
+    inbox: HashMap<WorkerId, VecDeque<Assignment>>,
+    solvers: HashMap<JobId, Arc<Solver>>,
+    finished: Vec<(JobId, JobOutcome, JobStats)>,
+    cancels: Vec<(WorkerId, JobId)>,
+    progress: Vec<(JobId, u32, bool)>,
+    /// Every result delivered, for replaying duplicates.
+    delivered: Vec<(WorkerId, UnitResult)>,
+}
+
+impl Sim {
+    fn new(config: SchedulerConfig) -> Sim {
+        Sim {
+            sched: Scheduler::new(config),
+            now: Instant::now(),
+            inbox: HashMap::new(),
+            solvers: HashMap::new(),
+            finished: Vec::new(),
+            cancels: Vec::new(),
+            progress: Vec::new(),
+            delivered: Vec::new(),
+        }
+    }
+
+    fn handle(&mut self, commands: Vec<Command>) {
+        for c in commands {
+            match c {
+                Command::Assign { worker, assignment } => {
+                    self.inbox.entry(worker).or_default().push_back(assignment)
+                }
+                Command::Cancel { worker, job } => {
+                    self.cancels.push((worker, job));
+                    // The worker drops that job's queued units (reporting them cancelled).
+                    let queue = self.inbox.entry(worker).or_default();
+                    let (gone, kept): (Vec<_>, Vec<_>) =
+                        queue.drain(..).partition(|a| a.job == job);
+                    *queue = kept.into();
+                    for a in gone {
+                        let r = UnitResult {
+                            job: a.job,
+                            epoch: a.epoch,
+                            unit: a.unit,
+                            report: Report::Cancelled,
+                            expanded: 0,
+                        };
+                        let cmds = self.sched.on_result(worker, r, self.now);
+                        self.handle(cmds);
+                    }
+                }
+                Command::Progress {
+                    job,
+                    bound,
+                    finished,
+                    ..
+                } => self.progress.push((job, bound, finished)),
+                Command::Finish {
+                    job,
+                    outcome,
+                    stats,
+                } => self.finished.push((job, outcome, stats)),
+            }
+        }
+    }
+
+    fn add_worker(&mut self, id: WorkerId, slots: usize) {
+        self.inbox.entry(id).or_default();
+        let cmds = self.sched.add_worker(id, slots, self.now);
+        self.handle(cmds);
+    }
+
+    fn submit(&mut self, id: JobId, board: &str, goal: Goal, min_units: usize) -> Board {
+        let solver = Arc::new(Solver::new(goal, HeuristicKind::LinearConflict).unwrap());
+        let root = Board::parse(board, None).unwrap();
+        let frontier = solver.frontier(&root, min_units).unwrap();
+        assert!(frontier.solved.is_none());
+        self.solvers.insert(id, solver.clone());
+        let cmds = self.sched.submit(JobSpec {
+            id,
+            goal,
+            heuristic: HeuristicKind::LinearConflict,
+            solver,
+            root,
+            units: frontier.units,
+        });
+        self.handle(cmds);
+        root
+    }
+
+    /// Runs the search of an assignment as a worker would.
+    fn search(&self, a: &Assignment) -> UnitResult {
+        let solver = &self.solvers[&a.job];
+        let limits = Limits {
+            node_budget: (a.node_budget > 0).then_some(a.node_budget),
+            ..Limits::default()
+        };
+        let r = solver.search_unit(&a.work, a.bound, &limits).unwrap();
+        let report = match r.outcome {
+            UnitOutcome::Found(path) => Report::Found(path[a.work.prefix.len()..].to_vec()),
+            UnitOutcome::Exhausted { next_bound } => Report::Exhausted { next_bound },
+            UnitOutcome::Cancelled => Report::Cancelled,
+            UnitOutcome::BudgetExceeded => Report::BudgetExceeded,
+        };
+        UnitResult {
+            job: a.job,
+            epoch: a.epoch,
+            unit: a.unit,
+            report,
+            expanded: r.expanded,
+        }
+    }
+
+    /// Worker `w` finishes its oldest (or newest) assignment. False if it had none.
+    fn step(&mut self, w: WorkerId, newest_first: bool) -> bool {
+        let queue = self.inbox.entry(w).or_default();
+        let next = if newest_first {
+            queue.pop_back()
+        } else {
+            queue.pop_front()
+        };
+        let Some(a) = next else { return false };
+        let result = self.search(&a);
+        self.delivered.push((w, result.clone()));
+        self.now += Duration::from_millis(1);
+        let cmds = self.sched.on_result(w, result, self.now);
+        self.handle(cmds);
+        true
+    }
+
+    /// Runs workers in turns (`speeds[i]` steps per turn) until nothing is left to do.
+    fn run(&mut self, speeds: &[(WorkerId, usize)], newest_first: bool) {
+        for _ in 0..1_000_000 {
+            let mut any = false;
+            for &(w, n) in speeds {
+                for _ in 0..n {
+                    any |= self.step(w, newest_first);
+                }
+            }
+            if !any {
+                return;
+            }
+        }
+        panic!("the simulation did not settle");
+    }
+
+    fn solved_path(&self, job: JobId) -> Vec<npuzzle_solver::Move> {
+        let found: Vec<_> = self.finished.iter().filter(|(j, _, _)| *j == job).collect();
+        assert_eq!(found.len(), 1, "job {job} finished exactly once");
+        match &found[0].1 {
+            JobOutcome::Solved { path } => path.clone(),
+            other => panic!("job {job}: {other:?}"),
+        }
+    }
+}
+
+fn korf_goal() -> Goal {
+    Goal::blank_first(Shape::new(4, 4).unwrap())
+}
+
+fn optimal(board: &Board) -> usize {
+    let solver = Solver::new(korf_goal(), HeuristicKind::LinearConflict).unwrap();
+    match solver.solve(board, &Limits::default()).unwrap().outcome {
+        npuzzle_solver::SearchOutcome::Solved(p) => p.len(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn check_optimal(sim: &Sim, job: JobId, root: &Board) {
+    let path = sim.solved_path(job);
+    assert!(root.verify(&path, &korf_goal()).unwrap().reaches_goal);
+    assert_eq!(path.len(), optimal(root));
+}
+
+#[test]
+fn one_worker_finds_the_optimum_and_bounds_rise_by_two() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 1);
+    let root = sim.submit(7, KORF_12, korf_goal(), 50);
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 7, &root);
+    let (_, _, stats) = &sim.finished[0];
+    assert!(
+        stats.bounds.windows(2).all(|w| w[1] == w[0] + 2),
+        "{:?}",
+        stats.bounds
+    );
+    assert_eq!(*stats.bounds.last().unwrap() as usize, 45);
+    assert!(stats.nodes > 0);
+    assert_eq!(sim.sched.running_jobs(), 0);
+}
+
+#[test]
+fn slow_and_fast_workers_give_the_same_optimum() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 2);
+    sim.add_worker(2, 1);
+    sim.add_worker(3, 4);
+    let root = sim.submit(1, KORF_42, korf_goal(), 200);
+    sim.run(&[(1, 1), (2, 0), (3, 5)], false);
+    // Worker 2 never ran: whatever it held must still be outstanding, so finish it now.
+    sim.run(&[(2, 1), (1, 1), (3, 1)], false);
+    check_optimal(&sim, 1, &root);
+}
+
+#[test]
+fn results_out_of_order_change_nothing() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 8);
+    let root = sim.submit(1, KORF_55, korf_goal(), 100);
+    sim.run(&[(1, 3)], true);
+    check_optimal(&sim, 1, &root);
+}
+
+#[test]
+fn a_lost_worker_has_its_units_requeued() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 2);
+    sim.add_worker(2, 2);
+    let root = sim.submit(1, KORF_12, korf_goal(), 100);
+    // Let both work a little, then worker 2 vanishes with assignments in hand.
+    sim.step(1, false);
+    sim.step(2, false);
+    assert!(!sim.inbox[&2].is_empty());
+    sim.inbox.remove(&2);
+    let cmds = sim.sched.remove_worker(2);
+    sim.handle(cmds);
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 1, &root);
+    assert!(sim.finished[0].2.requeued >= 2);
+}
+
+#[test]
+fn a_silent_worker_loses_its_lease() {
+    let config = SchedulerConfig {
+        lease_timeout: Duration::from_secs(5),
+        ..SchedulerConfig::default()
+    };
+    let mut sim = Sim::new(config);
+    sim.add_worker(1, 1);
+    sim.add_worker(2, 1);
+    let root = sim.submit(1, KORF_12, korf_goal(), 40);
+    sim.step(1, false);
+    sim.now += Duration::from_secs(3);
+    sim.sched.heartbeat(1, sim.now);
+    sim.now += Duration::from_secs(3);
+    // Worker 1 spoke 3 s ago, worker 2 never: only worker 2 expires.
+    let cmds = sim.sched.tick(sim.now);
+    sim.handle(cmds);
+    assert_eq!(sim.sched.workers(), 1);
+    sim.inbox.remove(&2);
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 1, &root);
+}
+
+#[test]
+fn duplicated_and_stale_results_are_dropped() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 4);
+    let root = sim.submit(1, KORF_42, korf_goal(), 60);
+    // Deliver every result twice, and re-deliver the first bound's results after the bound moved.
+    for _ in 0..100_000 {
+        if !sim.step(1, false) {
+            break;
+        }
+        let (w, last) = sim.delivered.last().unwrap().clone();
+        let cmds = sim.sched.on_result(w, last, sim.now);
+        sim.handle(cmds);
+        if sim.delivered.len() == 120 {
+            for (w, r) in sim.delivered[..40].to_vec() {
+                let cmds = sim.sched.on_result(w, r, sim.now);
+                sim.handle(cmds);
+            }
+        }
+    }
+    check_optimal(&sim, 1, &root);
+    // Duplicates never pushed a bound forward early: bounds rose one step at a time.
+    let (_, _, stats) = &sim.finished[0];
+    assert!(
+        stats.bounds.windows(2).all(|w| w[1] == w[0] + 2),
+        "{:?}",
+        stats.bounds
+    );
+}
+
+#[test]
+fn heavy_units_are_split_and_the_answer_stays_optimal() {
+    let config = SchedulerConfig {
+        node_budget: 3_000,
+        split_parts: 8,
+        ..SchedulerConfig::default()
+    };
+    let mut sim = Sim::new(config);
+    sim.add_worker(1, 2);
+    sim.add_worker(2, 2);
+    let root = sim.submit(1, KORF_12, korf_goal(), 4);
+    sim.run(&[(1, 1), (2, 1)], false);
+    check_optimal(&sim, 1, &root);
+    let (_, _, stats) = &sim.finished[0];
+    assert!(stats.splits > 0, "no unit was split");
+    assert!(stats.units > 4);
+}
+
+#[test]
+fn the_answer_cancels_the_job_on_every_worker_holding_its_units() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    for w in 1..=3 {
+        sim.add_worker(w, 3);
+    }
+    let root = sim.submit(1, KORF_12, korf_goal(), 300);
+    sim.run(&[(1, 1), (2, 1), (3, 1)], false);
+    check_optimal(&sim, 1, &root);
+    // When the answer came, the other workers still held units of the last bound.
+    let mut cancelled: Vec<WorkerId> = sim
+        .cancels
+        .iter()
+        .filter(|(_, j)| *j == 1)
+        .map(|(w, _)| *w)
+        .collect();
+    cancelled.sort();
+    cancelled.dedup();
+    assert!(cancelled.len() >= 2, "{cancelled:?}");
+    // Their queued units were reported cancelled: every slot is free again.
+    assert_eq!(sim.sched.busy_slots(), 0);
+}
+
+#[test]
+fn a_forged_path_is_rejected() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 1);
+    let root = sim.submit(1, KORF_12, korf_goal(), 20);
+    let a = sim.inbox.get_mut(&1).unwrap().pop_front().unwrap();
+    let forged = UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        report: Report::Found(npuzzle_solver::parse_moves("UD").unwrap()),
+        expanded: 1,
+    };
+    let cmds = sim.sched.on_result(1, forged, sim.now);
+    sim.handle(cmds);
+    assert!(
+        sim.finished.is_empty(),
+        "a forged path must not finish the job"
+    );
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 1, &root);
+}
+
+#[test]
+fn two_jobs_share_the_workers() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    let r1 = sim.submit(1, KORF_12, korf_goal(), 50);
+    let r2 = sim.submit(2, KORF_42, korf_goal(), 50);
+    sim.add_worker(1, 4);
+    let jobs: Vec<JobId> = sim.inbox[&1].iter().map(|a| a.job).collect();
+    assert_eq!(jobs.iter().filter(|&&j| j == 1).count(), 2, "{jobs:?}");
+    assert_eq!(jobs.iter().filter(|&&j| j == 2).count(), 2, "{jobs:?}");
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 1, &r1);
+    check_optimal(&sim, 2, &r2);
+}
+
+#[test]
+fn cancelling_a_job_reports_its_lower_bound() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 2);
+    sim.submit(1, KORF_12, korf_goal(), 50);
+    for _ in 0..60 {
+        sim.step(1, false);
+    }
+    let cmds = sim.sched.cancel(1);
+    assert!(
+        cmds.iter()
+            .any(|c| matches!(c, Command::Cancel { worker: 1, job: 1 }))
+    );
+    sim.handle(cmds);
+    let (_, outcome, _) = &sim.finished[0];
+    let JobOutcome::Cancelled { lower_bound } = outcome else {
+        panic!("{outcome:?}")
+    };
+    let started = sim
+        .progress
+        .iter()
+        .filter(|p| !p.2)
+        .map(|p| p.1)
+        .max()
+        .unwrap();
+    assert_eq!(*lower_bound, started);
+    assert!(*lower_bound < 45);
+    assert_eq!(sim.sched.running_jobs(), 0);
+}
+
+#[test]
+fn no_workers_means_nothing_is_assigned_until_one_joins() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    let root = sim.submit(1, KORF_12, korf_goal(), 30);
+    assert!(sim.inbox.values().all(|q| q.is_empty()));
+    assert!(sim.sched.queue_depth() >= 30);
+    assert_eq!(sim.sched.busy_slots(), 0);
+    sim.add_worker(9, 1);
+    sim.run(&[(9, 1)], false);
+    check_optimal(&sim, 1, &root);
+}
