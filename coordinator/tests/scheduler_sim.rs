@@ -285,7 +285,8 @@ fn duplicated_and_stale_results_are_dropped() {
         let cmds = sim.sched.on_result(w, last, sim.now);
         sim.handle(cmds);
         if sim.delivered.len() == 120 {
-            for (w, r) in sim.delivered[..40].to_vec() {
+            let early: Vec<(WorkerId, UnitResult)> = sim.delivered[..40].to_vec();
+            for (w, r) in early {
                 let cmds = sim.sched.on_result(w, r, sim.now);
                 sim.handle(cmds);
             }
