@@ -1,0 +1,293 @@
+//! The scheduler's actor: one task owns the [`Scheduler`] and carries out its commands, sending
+//! assignments and cancels down each worker's stream and progress to each job's driver. Every
+//! other task talks to it through a [`ClusterHandle`].
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_to_wire, v1};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+use tonic::Status;
+
+use crate::scheduler::{
+    Assignment, Command, JobId, JobOutcome, JobSpec, JobStats, Scheduler, SchedulerConfig,
+    UnitResult, WorkerId,
+};
+
+/// What a worker's outbound stream carries.
+pub type WorkerSender = mpsc::UnboundedSender<Result<v1::CoordinatorMessage, Status>>;
+
+/// What the actor tells a job's driver.
+#[derive(Clone, Debug)]
+pub enum JobEvent {
+    Progress {
+        bound: u32,
+        nodes: u64,
+        units_done: usize,
+        units_total: usize,
+        finished: bool,
+    },
+    Finished {
+        outcome: JobOutcome,
+        stats: JobStats,
+    },
+}
+
+/// A snapshot of the cluster for `Stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterStats {
+    pub workers: usize,
+    pub slots: usize,
+    pub busy_slots: usize,
+    pub running_jobs: usize,
+    pub queue_depth: usize,
+}
+
+enum Event {
+    WorkerJoined {
+        id: WorkerId,
+        slots: usize,
+        tx: WorkerSender,
+    },
+    WorkerLeft {
+        id: WorkerId,
+    },
+    Result {
+        worker: WorkerId,
+        result: UnitResult,
+    },
+    Heartbeat {
+        worker: WorkerId,
+    },
+    Submit {
+        spec: JobSpec,
+        events: mpsc::UnboundedSender<JobEvent>,
+    },
+    Cancel {
+        job: JobId,
+    },
+    Stats {
+        reply: oneshot::Sender<ClusterStats>,
+    },
+}
+
+/// A cheap, cloneable way to reach the actor.
+#[derive(Clone)]
+pub struct ClusterHandle {
+    tx: mpsc::UnboundedSender<Event>,
+    ids: std::sync::Arc<AtomicU64>,
+    workers: watch::Receiver<usize>,
+}
+
+impl ClusterHandle {
+    /// A fresh id for a worker or a job.
+    pub fn next_id(&self) -> u64 {
+        self.ids.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Workers connected now.
+    pub fn workers(&self) -> usize {
+        *self.workers.borrow()
+    }
+
+    pub fn worker_joined(&self, id: WorkerId, slots: usize, tx: WorkerSender) {
+        let _ = self.tx.send(Event::WorkerJoined { id, slots, tx });
+    }
+
+    pub fn worker_left(&self, id: WorkerId) {
+        let _ = self.tx.send(Event::WorkerLeft { id });
+    }
+
+    pub fn result(&self, worker: WorkerId, result: UnitResult) {
+        let _ = self.tx.send(Event::Result { worker, result });
+    }
+
+    pub fn heartbeat(&self, worker: WorkerId) {
+        let _ = self.tx.send(Event::Heartbeat { worker });
+    }
+
+    pub fn submit(&self, spec: JobSpec, events: mpsc::UnboundedSender<JobEvent>) {
+        let _ = self.tx.send(Event::Submit { spec, events });
+    }
+
+    pub fn cancel(&self, job: JobId) {
+        let _ = self.tx.send(Event::Cancel { job });
+    }
+
+    pub async fn stats(&self) -> ClusterStats {
+        let (reply, rx) = oneshot::channel();
+        let _ = self.tx.send(Event::Stats { reply });
+        rx.await.unwrap_or_default()
+    }
+}
+
+/// Starts the actor; it runs until `shutdown` fires.
+pub fn spawn(config: SchedulerConfig, tick: Duration, shutdown: CancellationToken) -> ClusterHandle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (workers_tx, workers_rx) = watch::channel(0);
+    tokio::spawn(run(config, tick, rx, workers_tx, shutdown));
+    ClusterHandle {
+        tx,
+        ids: std::sync::Arc::new(AtomicU64::new(1)),
+        workers: workers_rx,
+    }
+}
+
+struct Actor {
+    scheduler: Scheduler,
+    workers: HashMap<WorkerId, WorkerSender>,
+    jobs: HashMap<JobId, mpsc::UnboundedSender<JobEvent>>,
+    workers_count: watch::Sender<usize>,
+}
+
+async fn run(
+    config: SchedulerConfig,
+    tick: Duration,
+    mut rx: mpsc::UnboundedReceiver<Event>,
+    workers_count: watch::Sender<usize>,
+    shutdown: CancellationToken,
+) {
+    let mut actor = Actor {
+        scheduler: Scheduler::new(config),
+        workers: HashMap::new(),
+        jobs: HashMap::new(),
+        workers_count,
+    };
+    let mut ticker = tokio::time::interval(tick);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = ticker.tick() => {
+                let commands = actor.scheduler.tick(Instant::now());
+                actor.carry_out(commands);
+            }
+            event = rx.recv() => match event {
+                Some(e) => actor.handle(e),
+                None => break,
+            },
+        }
+    }
+    // Dropping the worker senders ends their streams, so the server can shut down.
+}
+
+impl Actor {
+    fn handle(&mut self, event: Event) {
+        let now = Instant::now();
+        let commands = match event {
+            Event::WorkerJoined { id, slots, tx } => {
+                tracing::info!(worker = id, slots, "worker joined");
+                self.workers.insert(id, tx);
+                self.scheduler.add_worker(id, slots, now)
+            }
+            Event::WorkerLeft { id } => {
+                if self.workers.remove(&id).is_some() {
+                    tracing::info!(worker = id, "worker left");
+                }
+                self.scheduler.remove_worker(id)
+            }
+            Event::Result { worker, result } => self.scheduler.on_result(worker, result, now),
+            Event::Heartbeat { worker } => {
+                self.scheduler.heartbeat(worker, now);
+                Vec::new()
+            }
+            Event::Submit { spec, events } => {
+                self.jobs.insert(spec.id, events);
+                self.scheduler.submit(spec)
+            }
+            Event::Cancel { job } => self.scheduler.cancel(job),
+            Event::Stats { reply } => {
+                let _ = reply.send(ClusterStats {
+                    workers: self.scheduler.workers(),
+                    slots: self.scheduler.slots(),
+                    busy_slots: self.scheduler.busy_slots(),
+                    running_jobs: self.scheduler.running_jobs(),
+                    queue_depth: self.scheduler.queue_depth(),
+                });
+                Vec::new()
+            }
+        };
+        self.carry_out(commands);
+    }
+
+    fn carry_out(&mut self, commands: Vec<Command>) {
+        for command in commands {
+            match command {
+                Command::Assign { worker, assignment } => {
+                    let message = v1::CoordinatorMessage {
+                        message: Some(v1::coordinator_message::Message::Assign(to_wire(
+                            &assignment,
+                        ))),
+                    };
+                    let sent = self
+                        .workers
+                        .get(&worker)
+                        .is_some_and(|tx| tx.send(Ok(message)).is_ok());
+                    if !sent {
+                        // The stream is gone: the worker is lost and its units go back.
+                        self.workers.remove(&worker);
+                        let more = self.scheduler.remove_worker(worker);
+                        self.carry_out(more);
+                    }
+                }
+                Command::Cancel { worker, job } => {
+                    if let Some(tx) = self.workers.get(&worker) {
+                        let _ = tx.send(Ok(v1::CoordinatorMessage {
+                            message: Some(v1::coordinator_message::Message::Cancel(
+                                v1::CancelJob { job },
+                            )),
+                        }));
+                    }
+                }
+                Command::Progress {
+                    job,
+                    bound,
+                    nodes,
+                    units_done,
+                    units_total,
+                    finished,
+                } => {
+                    if let Some(tx) = self.jobs.get(&job) {
+                        let _ = tx.send(JobEvent::Progress {
+                            bound,
+                            nodes,
+                            units_done,
+                            units_total,
+                            finished,
+                        });
+                    }
+                }
+                Command::Finish {
+                    job,
+                    outcome,
+                    stats,
+                } => {
+                    if let Some(tx) = self.jobs.remove(&job) {
+                        let _ = tx.send(JobEvent::Finished { outcome, stats });
+                    }
+                }
+            }
+        }
+        self.workers_count.send_if_modified(|n| {
+            let now = self.workers.len();
+            std::mem::replace(n, now) != now
+        });
+    }
+}
+
+fn to_wire(a: &Assignment) -> v1::Assignment {
+    v1::Assignment {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        board: Some(board_to_wire(&a.work.board)),
+        goal: Some(goal_to_wire(&a.goal)),
+        g: a.work.g,
+        last_move: a.work.last.map(|m| m.letter().to_string()).unwrap_or_default(),
+        bound: a.bound,
+        heuristic: heuristic_to_wire(a.heuristic) as i32,
+        node_budget: a.node_budget,
+    }
+}

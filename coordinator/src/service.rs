@@ -1,0 +1,613 @@
+//! The gRPC services, thin adapters around the cache, the in-flight table and the cluster actor.
+//!
+//! A request is validated, answered from the cache if it can be, joined to an identical search
+//! already running, or given a new *flight*: a driver task that solves small problems itself
+//! (a serial probe with a node budget), and otherwise cuts the search into units and submits it
+//! to the scheduler. Every waiter on a flight watches its state; when the last waiter goes
+//! (answered, deadline, client gone), the job is cancelled.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+use npuzzle_proto::v1::cluster_server::Cluster;
+use npuzzle_proto::v1::solver_server::Solver as SolverRpc;
+use npuzzle_proto::{
+    board_from_wire, goal_from_wire, heuristic_from_wire, moves_from_wire, moves_to_wire, v1,
+};
+use npuzzle_solver::{
+    Board, BoardKey, Goal, HeuristicKind, Limits, Move, SearchOutcome, Solver,
+};
+use tokio::sync::{mpsc, watch};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::{ReceiverStream, UnboundedReceiverStream};
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::Config;
+use crate::cache::Cache;
+use crate::cluster::{ClusterHandle, JobEvent};
+use crate::scheduler::{JobId, JobOutcome, JobSpec, Report, UnitResult};
+
+/// State shared by both services.
+pub struct Shared {
+    pub config: Config,
+    pub cache: Cache,
+    pub cluster: ClusterHandle,
+    /// Searches running now, by puzzle: identical requests share one.
+    flights: DashMap<BoardKey, Arc<Flight>>,
+    /// One solver (and its tables) per goal and heuristic.
+    solvers: DashMap<(Goal, HeuristicKind), Arc<Solver>>,
+}
+
+/// How a flight ended.
+#[derive(Clone, Debug)]
+enum FlightEnd {
+    Solved {
+        path: Vec<Move>,
+        nodes: u64,
+        units: u32,
+    },
+    Cancelled {
+        lower_bound: u32,
+    },
+    Failed(String),
+}
+
+/// What waiters see of a running search.
+#[derive(Clone, Debug, Default)]
+struct FlightState {
+    bound: u32,
+    nodes: u64,
+    units_done: usize,
+    units_total: usize,
+    bound_finished: bool,
+    end: Option<FlightEnd>,
+}
+
+struct Flight {
+    job: JobId,
+    state: watch::Sender<FlightState>,
+    waiters: AtomicUsize,
+    /// Raised when the last waiter leaves: stops the probe and any later submission.
+    cancelled: Arc<AtomicBool>,
+}
+
+/// Leaving a flight: the last one out cancels it.
+struct WaiterGuard {
+    flight: Arc<Flight>,
+    cluster: ClusterHandle,
+}
+
+impl Drop for WaiterGuard {
+    fn drop(&mut self) {
+        if self.flight.waiters.fetch_sub(1, Ordering::AcqRel) == 1
+            && self.flight.state.borrow().end.is_none()
+        {
+            self.flight.cancelled.store(true, Ordering::Release);
+            self.cluster.cancel(self.flight.job);
+        }
+    }
+}
+
+/// A validated request.
+struct Puzzle {
+    board: Board,
+    goal: Goal,
+    heuristic: HeuristicKind,
+    key: BoardKey,
+    deadline: Option<Instant>,
+    skip_cache: bool,
+}
+
+/// What a waiter returns: a response, or a gRPC error.
+type Answer = Result<v1::SolveResponse, Status>;
+
+fn response(outcome: v1::Outcome) -> v1::SolveResponse {
+    v1::SolveResponse {
+        outcome: outcome as i32,
+        ..Default::default()
+    }
+}
+
+/// The `grpc-timeout` header, if the client set a deadline.
+fn grpc_timeout<T>(request: &Request<T>) -> Option<Duration> {
+    let value = request.metadata().get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = value.split_at(value.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n * 3600),
+        "M" => Duration::from_secs(n * 60),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+impl Shared {
+    pub fn new(config: Config, cluster: ClusterHandle) -> Shared {
+        Shared {
+            cache: Cache::new(config.cache_capacity),
+            config,
+            cluster,
+            flights: DashMap::new(),
+            solvers: DashMap::new(),
+        }
+    }
+
+    fn solver(&self, goal: Goal, kind: HeuristicKind) -> Result<Arc<Solver>, Status> {
+        if let Some(s) = self.solvers.get(&(goal, kind)) {
+            return Ok(s.clone());
+        }
+        let solver = Arc::new(
+            Solver::new(goal, kind).map_err(|e| Status::invalid_argument(e.to_string()))?,
+        );
+        self.solvers.insert((goal, kind), solver.clone());
+        Ok(solver)
+    }
+
+    fn validate(&self, request: &Request<v1::SolveRequest>) -> Result<Puzzle, Status> {
+        let r = request.get_ref();
+        let invalid = |e: npuzzle_proto::WireError| Status::invalid_argument(e.to_string());
+        let board = board_from_wire(r.board.as_ref()).map_err(invalid)?;
+        let goal = goal_from_wire(r.goal.as_ref(), board.shape()).map_err(invalid)?;
+        let heuristic = heuristic_from_wire(r.heuristic)
+            .map_err(invalid)?
+            .unwrap_or_else(|| HeuristicKind::best_for(board.shape()));
+        if !heuristic.supports(board.shape()) {
+            return Err(Status::invalid_argument(format!(
+                "heuristic {heuristic} does not support {} boards",
+                board.shape()
+            )));
+        }
+        let key = BoardKey::new(&board, &goal).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let limits = [
+            grpc_timeout(request),
+            (r.timeout_ms > 0).then(|| Duration::from_millis(r.timeout_ms)),
+        ];
+        let deadline = limits.into_iter().flatten().min().map(|d| Instant::now() + d);
+        Ok(Puzzle {
+            board,
+            goal,
+            heuristic,
+            key,
+            deadline,
+            skip_cache: r.skip_cache,
+        })
+    }
+
+    /// Answers without a search when it can: unsolvable, or in the cache.
+    fn immediate(&self, p: &Puzzle) -> Option<v1::SolveResponse> {
+        if !p.goal.can_reach(&p.board).unwrap_or(false) {
+            return Some(response(v1::Outcome::Unsolvable));
+        }
+        if p.skip_cache {
+            return None;
+        }
+        let path = self.cache.get(&p.board, &p.goal)?;
+        Some(v1::SolveResponse {
+            length: path.len() as u32,
+            moves: moves_to_wire(&path),
+            cached: true,
+            ..response(v1::Outcome::Solved)
+        })
+    }
+
+    /// Joins the search for `p`, starting it if none is running.
+    fn join(self: &Arc<Self>, p: &Puzzle) -> WaiterGuard {
+        let flight = self
+            .flights
+            .entry(p.key)
+            .or_insert_with(|| {
+                let (state, _) = watch::channel(FlightState::default());
+                let flight = Arc::new(Flight {
+                    job: self.cluster.next_id(),
+                    state,
+                    waiters: AtomicUsize::new(0),
+                    cancelled: Arc::new(AtomicBool::new(false)),
+                });
+                let shared = Arc::clone(self);
+                let (board, goal, heuristic, key) = (p.board, p.goal, p.heuristic, p.key);
+                let f = Arc::clone(&flight);
+                tokio::spawn(async move { shared.drive(f, board, goal, heuristic, key).await });
+                flight
+            })
+            .clone();
+        flight.waiters.fetch_add(1, Ordering::AcqRel);
+        WaiterGuard {
+            flight,
+            cluster: self.cluster.clone(),
+        }
+    }
+
+    /// Runs one flight to its end and publishes the end to its waiters.
+    async fn drive(
+        self: Arc<Self>,
+        flight: Arc<Flight>,
+        board: Board,
+        goal: Goal,
+        heuristic: HeuristicKind,
+        key: BoardKey,
+    ) {
+        let span = tracing::info_span!("job", job = flight.job, board = %board);
+        let end = tracing::Instrument::instrument(
+            self.search(&flight, board, goal, heuristic),
+            span,
+        )
+        .await;
+        if let FlightEnd::Solved { path, .. } = &end {
+            self.cache.insert(&board, &goal, path);
+        }
+        self.flights.remove_if(&key, |_, f| f.job == flight.job);
+        flight.state.send_modify(|s| s.end = Some(end));
+    }
+
+    async fn search(
+        &self,
+        flight: &Flight,
+        board: Board,
+        goal: Goal,
+        heuristic: HeuristicKind,
+    ) -> FlightEnd {
+        let solver = match self.solver(goal, heuristic) {
+            Ok(s) => s,
+            Err(e) => return FlightEnd::Failed(e.message().to_string()),
+        };
+        // Small problems stay here: a serial probe with a node budget (no budget for boards
+        // the exact tables cover).
+        let budget = (!HeuristicKind::Exact.supports(board.shape())).then_some(self.config.probe_nodes);
+        let cancel = Arc::clone(&flight.cancelled);
+        let probe_solver = Arc::clone(&solver);
+        let probe = tokio::task::spawn_blocking(move || {
+            let limits = Limits {
+                cancel: Some(&cancel),
+                node_budget: budget,
+                max_bound: None,
+            };
+            probe_solver.solve(&board, &limits)
+        })
+        .await;
+        let probe_nodes = match probe {
+            Ok(Ok(report)) => match report.outcome {
+                SearchOutcome::Solved(path) => {
+                    return FlightEnd::Solved {
+                        path,
+                        nodes: report.stats.expanded,
+                        units: 0,
+                    };
+                }
+                SearchOutcome::Cancelled => return FlightEnd::Cancelled { lower_bound: 0 },
+                SearchOutcome::BudgetExceeded => report.stats.expanded,
+                other => return FlightEnd::Failed(format!("probe ended with {other:?}")),
+            },
+            Ok(Err(e)) => return FlightEnd::Failed(e.to_string()),
+            Err(e) => return FlightEnd::Failed(format!("probe task failed: {e}")),
+        };
+        // Distribute: many more units than slots, so that the pull model balances the load.
+        let slots = self.cluster.stats().await.slots.max(1);
+        let min_units = slots * self.config.units_per_slot;
+        let frontier_solver = Arc::clone(&solver);
+        let frontier =
+            match tokio::task::spawn_blocking(move || frontier_solver.frontier(&board, min_units)).await {
+                Ok(Ok(f)) => f,
+                Ok(Err(e)) => return FlightEnd::Failed(e.to_string()),
+                Err(e) => return FlightEnd::Failed(format!("frontier task failed: {e}")),
+            };
+        if let Some(path) = frontier.solved {
+            return FlightEnd::Solved {
+                path,
+                nodes: probe_nodes,
+                units: 0,
+            };
+        }
+        let units = frontier.units.len() as u32;
+        tracing::info!(units, depth = frontier.depth, "distributing");
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        self.cluster.submit(
+            JobSpec {
+                id: flight.job,
+                goal,
+                heuristic,
+                solver,
+                root: board,
+                units: frontier.units,
+            },
+            tx,
+        );
+        // A waiter may have left while the probe ran: cancel what was just submitted.
+        if flight.cancelled.load(Ordering::Acquire) {
+            self.cluster.cancel(flight.job);
+        }
+        while let Some(event) = rx.recv().await {
+            match event {
+                JobEvent::Progress {
+                    bound,
+                    nodes,
+                    units_done,
+                    units_total,
+                    finished,
+                } => flight.state.send_modify(|s| {
+                    s.bound = bound;
+                    s.nodes = nodes + probe_nodes;
+                    s.units_done = units_done;
+                    s.units_total = units_total;
+                    s.bound_finished = finished;
+                }),
+                JobEvent::Finished { outcome, stats } => {
+                    tracing::info!(
+                        nodes = stats.nodes,
+                        units = stats.units,
+                        splits = stats.splits,
+                        requeued = stats.requeued,
+                        "job finished"
+                    );
+                    return match outcome {
+                        JobOutcome::Solved { path } => FlightEnd::Solved {
+                            path,
+                            nodes: stats.nodes + probe_nodes,
+                            units: stats.units as u32,
+                        },
+                        JobOutcome::Cancelled { lower_bound } => {
+                            FlightEnd::Cancelled { lower_bound }
+                        }
+                    };
+                }
+            }
+        }
+        FlightEnd::Failed("the scheduler stopped".into())
+    }
+
+    /// Waits for a flight's end (or the deadline), reporting each state change to `progress`.
+    async fn wait(
+        &self,
+        guard: &WaiterGuard,
+        deadline: Option<Instant>,
+        started: Instant,
+        mut progress: impl FnMut(&FlightState),
+    ) -> Answer {
+        let mut rx = guard.flight.state.subscribe();
+        let check = Duration::from_millis(200);
+        let mut no_workers_since: Option<Instant> = None;
+        loop {
+            {
+                let state = rx.borrow_and_update();
+                if let Some(end) = &state.end {
+                    return self.finish(end, started);
+                }
+                progress(&state);
+            }
+            let now = Instant::now();
+            if self.cluster.workers() == 0 {
+                let since = *no_workers_since.get_or_insert(now);
+                let waited = now - since;
+                let deadline_passed = deadline.is_some_and(|d| now >= d);
+                if deadline_passed || waited >= self.config.unavailable_after {
+                    return Err(Status::unavailable(format!(
+                        "no worker is connected to the coordinator (waited {:.1} s); start npuzzle-worker --coordinator URL",
+                        (now - started).as_secs_f64()
+                    )));
+                }
+            } else {
+                no_workers_since = None;
+            }
+            if let Some(d) = deadline
+                && now >= d
+            {
+                let state = rx.borrow();
+                return Ok(v1::SolveResponse {
+                    lower_bound: state.bound,
+                    nodes: state.nodes,
+                    millis: started.elapsed().as_secs_f64() * 1e3,
+                    error: "deadline exceeded before an optimal answer was proven".into(),
+                    ..response(v1::Outcome::DeadlineExceeded)
+                });
+            }
+            let wake = deadline.map_or(now + check, |d| d.min(now + check));
+            tokio::select! {
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        return Err(Status::internal("the search stopped without an answer"));
+                    }
+                }
+                _ = tokio::time::sleep_until(wake.into()) => {}
+            }
+        }
+    }
+
+    fn finish(&self, end: &FlightEnd, started: Instant) -> Answer {
+        let millis = started.elapsed().as_secs_f64() * 1e3;
+        match end {
+            FlightEnd::Solved { path, nodes, units } => Ok(v1::SolveResponse {
+                moves: moves_to_wire(path),
+                length: path.len() as u32,
+                nodes: *nodes,
+                units: *units,
+                millis,
+                ..response(v1::Outcome::Solved)
+            }),
+            FlightEnd::Cancelled { lower_bound } => Ok(v1::SolveResponse {
+                lower_bound: *lower_bound,
+                millis,
+                ..response(v1::Outcome::Cancelled)
+            }),
+            FlightEnd::Failed(e) => Err(Status::internal(e.clone())),
+        }
+    }
+
+    async fn solve(self: &Arc<Self>, request: Request<v1::SolveRequest>) -> Answer {
+        let started = Instant::now();
+        let puzzle = self.validate(&request)?;
+        if let Some(mut r) = self.immediate(&puzzle) {
+            r.millis = started.elapsed().as_secs_f64() * 1e3;
+            return Ok(r);
+        }
+        let guard = self.join(&puzzle);
+        self.wait(&guard, puzzle.deadline, started, |_| {}).await
+    }
+}
+
+/// The client-facing service.
+#[derive(Clone)]
+pub struct SolverService {
+    pub shared: Arc<Shared>,
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<v1::SolveEvent, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl SolverRpc for SolverService {
+    async fn solve(
+        &self,
+        request: Request<v1::SolveRequest>,
+    ) -> Result<Response<v1::SolveResponse>, Status> {
+        self.shared.solve(request).await.map(Response::new)
+    }
+
+    type SolveStreamStream = EventStream;
+
+    async fn solve_stream(
+        &self,
+        request: Request<v1::SolveRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let started = Instant::now();
+        let shared = Arc::clone(&self.shared);
+        let puzzle = shared.validate(&request)?;
+        let (tx, rx) = mpsc::channel(16);
+        let event = |e| v1::SolveEvent { event: Some(e) };
+        if let Some(mut r) = shared.immediate(&puzzle) {
+            r.millis = started.elapsed().as_secs_f64() * 1e3;
+            let _ = tx.try_send(Ok(event(v1::solve_event::Event::Result(r))));
+            return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
+        }
+        let guard = shared.join(&puzzle);
+        let running_jobs = shared.flights.len() as u32;
+        let _ = tx.try_send(Ok(event(v1::solve_event::Event::Queued(v1::Queued {
+            job: guard.flight.job,
+            running_jobs,
+        }))));
+        tokio::spawn(async move {
+            let mut last = (0u32, false);
+            let progress_tx = tx.clone();
+            let waiting = shared.wait(&guard, puzzle.deadline, started, |s| {
+                // Only bound changes and bound completions: a sane rate, never per node.
+                if s.bound > 0 && (s.bound, s.bound_finished) != last {
+                    last = (s.bound, s.bound_finished);
+                    let _ = progress_tx.try_send(Ok(event(v1::solve_event::Event::Bound(
+                        v1::BoundProgress {
+                            bound: s.bound,
+                            nodes: s.nodes,
+                            units_done: s.units_done as u32,
+                            units_total: s.units_total as u32,
+                            finished: s.bound_finished,
+                        },
+                    ))));
+                }
+            });
+            // A client that goes away drops the receiver: stop waiting (the guard cancels).
+            let answer = tokio::select! {
+                a = waiting => a,
+                _ = tx.closed() => return,
+            };
+            let item = answer.map(|r| event(v1::solve_event::Event::Result(r)));
+            let _ = tx.send(item).await;
+            drop(guard);
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn stats(
+        &self,
+        _: Request<v1::StatsRequest>,
+    ) -> Result<Response<v1::StatsResponse>, Status> {
+        let c = self.shared.cluster.stats().await;
+        let cache = &self.shared.cache;
+        let (hits, misses) = (cache.hits(), cache.misses());
+        Ok(Response::new(v1::StatsResponse {
+            workers: c.workers as u32,
+            slots: c.slots as u32,
+            running_jobs: self.shared.flights.len() as u32,
+            queue_depth: c.queue_depth as u32,
+            cache_entries: cache.len() as u64,
+            cache_hits: hits,
+            cache_misses: misses,
+            cache_hit_rate: if hits + misses > 0 {
+                hits as f64 / (hits + misses) as f64
+            } else {
+                0.0
+            },
+            busy_slots: c.busy_slots as u64,
+        }))
+    }
+}
+
+/// The worker-facing service.
+#[derive(Clone)]
+pub struct ClusterService {
+    pub shared: Arc<Shared>,
+}
+
+fn result_from_wire(r: v1::UnitResult) -> UnitResult {
+    let status = v1::UnitStatus::try_from(r.status).unwrap_or(v1::UnitStatus::Unspecified);
+    let report = match status {
+        v1::UnitStatus::Found => match moves_from_wire(&r.moves) {
+            Ok(moves) => Report::Found(moves),
+            Err(e) => Report::Failed(format!("unreadable path: {e}")),
+        },
+        v1::UnitStatus::Exhausted => Report::Exhausted {
+            next_bound: r.next_bound,
+        },
+        v1::UnitStatus::Cancelled => Report::Cancelled,
+        v1::UnitStatus::BudgetExceeded => Report::BudgetExceeded,
+        v1::UnitStatus::Failed | v1::UnitStatus::Unspecified => Report::Failed(r.error),
+    };
+    UnitResult {
+        job: r.job,
+        epoch: r.epoch,
+        unit: r.unit,
+        report,
+        expanded: r.expanded,
+    }
+}
+
+#[tonic::async_trait]
+impl Cluster for ClusterService {
+    type JoinStream = UnboundedReceiverStream<Result<v1::CoordinatorMessage, Status>>;
+
+    async fn join(
+        &self,
+        request: Request<Streaming<v1::WorkerMessage>>,
+    ) -> Result<Response<Self::JoinStream>, Status> {
+        let mut inbound = request.into_inner();
+        let hello = match inbound.message().await? {
+            Some(v1::WorkerMessage {
+                message: Some(v1::worker_message::Message::Hello(h)),
+            }) => h,
+            _ => return Err(Status::invalid_argument("a worker's first message must be hello")),
+        };
+        let cluster = self.shared.cluster.clone();
+        let id = cluster.next_id();
+        let slots = (hello.slots as usize).clamp(1, 1024);
+        tracing::info!(worker = id, name = %hello.worker_id, slots, version = %hello.version, "hello");
+        let (tx, rx) = mpsc::unbounded_channel();
+        cluster.worker_joined(id, slots, tx);
+        tokio::spawn(async move {
+            loop {
+                match inbound.message().await {
+                    Ok(Some(msg)) => match msg.message {
+                        Some(v1::worker_message::Message::Result(r)) => {
+                            cluster.result(id, result_from_wire(r))
+                        }
+                        Some(v1::worker_message::Message::Heartbeat(_)) => cluster.heartbeat(id),
+                        Some(v1::worker_message::Message::Hello(_)) | None => {}
+                    },
+                    Ok(None) | Err(_) => break,
+                }
+            }
+            cluster.worker_left(id);
+        });
+        Ok(Response::new(UnboundedReceiverStream::new(rx)))
+    }
+}
