@@ -116,7 +116,10 @@ mod tests {
         assert_eq!(cache.get(goal().board(), &goal()), Some(vec![]));
         let other = Board::parse("1 2 3 4 5 6 7 0 8", None).unwrap();
         assert_eq!(cache.get(&other, &goal()), Some(parse_moves("R").unwrap()));
-        assert_eq!(cache.get(&Board::parse("1 2 3 4 0 6 7 5 8", None).unwrap(), &goal()), None);
+        assert_eq!(
+            cache.get(&Board::parse("1 2 3 4 0 6 7 5 8", None).unwrap(), &goal()),
+            None
+        );
         assert_eq!((cache.hits(), cache.misses()), (3, 1));
     }
 

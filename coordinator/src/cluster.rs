@@ -124,7 +124,11 @@ impl ClusterHandle {
 }
 
 /// Starts the actor; it runs until `shutdown` fires.
-pub fn spawn(config: SchedulerConfig, tick: Duration, shutdown: CancellationToken) -> ClusterHandle {
+pub fn spawn(
+    config: SchedulerConfig,
+    tick: Duration,
+    shutdown: CancellationToken,
+) -> ClusterHandle {
     let (tx, rx) = mpsc::unbounded_channel();
     let (workers_tx, workers_rx) = watch::channel(0);
     tokio::spawn(run(config, tick, rx, workers_tx, shutdown));
@@ -285,7 +289,11 @@ fn to_wire(a: &Assignment) -> v1::Assignment {
         board: Some(board_to_wire(&a.work.board)),
         goal: Some(goal_to_wire(&a.goal)),
         g: a.work.g,
-        last_move: a.work.last.map(|m| m.letter().to_string()).unwrap_or_default(),
+        last_move: a
+            .work
+            .last
+            .map(|m| m.letter().to_string())
+            .unwrap_or_default(),
         bound: a.bound,
         heuristic: heuristic_to_wire(a.heuristic) as i32,
         node_budget: a.node_budget,

@@ -17,9 +17,7 @@ use npuzzle_proto::v1::solver_server::Solver as SolverRpc;
 use npuzzle_proto::{
     board_from_wire, goal_from_wire, heuristic_from_wire, moves_from_wire, moves_to_wire, v1,
 };
-use npuzzle_solver::{
-    Board, BoardKey, Goal, HeuristicKind, Limits, Move, SearchOutcome, Solver,
-};
+use npuzzle_solver::{Board, BoardKey, Goal, HeuristicKind, Limits, Move, SearchOutcome, Solver};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, UnboundedReceiverStream};
@@ -28,7 +26,7 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::Config;
 use crate::cache::Cache;
 use crate::cluster::{ClusterHandle, JobEvent};
-use crate::scheduler::{JobId, JobOutcome, JobSpec, Report, UnitResult};
+use crate::scheduler::{JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult};
 
 /// State shared by both services.
 pub struct Shared {
@@ -47,7 +45,8 @@ enum FlightEnd {
     Solved {
         path: Vec<Move>,
         nodes: u64,
-        units: u32,
+        /// Set when workers took part.
+        stats: Option<JobStats>,
     },
     Cancelled {
         lower_bound: u32,
@@ -142,9 +141,8 @@ impl Shared {
         if let Some(s) = self.solvers.get(&(goal, kind)) {
             return Ok(s.clone());
         }
-        let solver = Arc::new(
-            Solver::new(goal, kind).map_err(|e| Status::invalid_argument(e.to_string()))?,
-        );
+        let solver =
+            Arc::new(Solver::new(goal, kind).map_err(|e| Status::invalid_argument(e.to_string()))?);
         self.solvers.insert((goal, kind), solver.clone());
         Ok(solver)
     }
@@ -163,12 +161,17 @@ impl Shared {
                 board.shape()
             )));
         }
-        let key = BoardKey::new(&board, &goal).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let key =
+            BoardKey::new(&board, &goal).map_err(|e| Status::invalid_argument(e.to_string()))?;
         let limits = [
             grpc_timeout(request),
             (r.timeout_ms > 0).then(|| Duration::from_millis(r.timeout_ms)),
         ];
-        let deadline = limits.into_iter().flatten().min().map(|d| Instant::now() + d);
+        let deadline = limits
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|d| Instant::now() + d);
         Ok(Puzzle {
             board,
             goal,
@@ -233,11 +236,9 @@ impl Shared {
         key: BoardKey,
     ) {
         let span = tracing::info_span!("job", job = flight.job, board = %board);
-        let end = tracing::Instrument::instrument(
-            self.search(&flight, board, goal, heuristic),
-            span,
-        )
-        .await;
+        let end =
+            tracing::Instrument::instrument(self.search(&flight, board, goal, heuristic), span)
+                .await;
         if let FlightEnd::Solved { path, .. } = &end {
             self.cache.insert(&board, &goal, path);
         }
@@ -258,7 +259,8 @@ impl Shared {
         };
         // Small problems stay here: a serial probe with a node budget (no budget for boards
         // the exact tables cover).
-        let budget = (!HeuristicKind::Exact.supports(board.shape())).then_some(self.config.probe_nodes);
+        let budget =
+            (!HeuristicKind::Exact.supports(board.shape())).then_some(self.config.probe_nodes);
         let cancel = Arc::clone(&flight.cancelled);
         let probe_solver = Arc::clone(&solver);
         let probe = tokio::task::spawn_blocking(move || {
@@ -276,7 +278,7 @@ impl Shared {
                     return FlightEnd::Solved {
                         path,
                         nodes: report.stats.expanded,
-                        units: 0,
+                        stats: None,
                     };
                 }
                 SearchOutcome::Cancelled => return FlightEnd::Cancelled { lower_bound: 0 },
@@ -291,7 +293,9 @@ impl Shared {
         let min_units = slots * self.config.units_per_slot;
         let frontier_solver = Arc::clone(&solver);
         let frontier =
-            match tokio::task::spawn_blocking(move || frontier_solver.frontier(&board, min_units)).await {
+            match tokio::task::spawn_blocking(move || frontier_solver.frontier(&board, min_units))
+                .await
+            {
                 Ok(Ok(f)) => f,
                 Ok(Err(e)) => return FlightEnd::Failed(e.to_string()),
                 Err(e) => return FlightEnd::Failed(format!("frontier task failed: {e}")),
@@ -300,7 +304,7 @@ impl Shared {
             return FlightEnd::Solved {
                 path,
                 nodes: probe_nodes,
-                units: 0,
+                stats: None,
             };
         }
         let units = frontier.units.len() as u32;
@@ -348,7 +352,7 @@ impl Shared {
                         JobOutcome::Solved { path } => FlightEnd::Solved {
                             path,
                             nodes: stats.nodes + probe_nodes,
-                            units: stats.units as u32,
+                            stats: Some(stats),
                         },
                         JobOutcome::Cancelled { lower_bound } => {
                             FlightEnd::Cancelled { lower_bound }
@@ -420,14 +424,25 @@ impl Shared {
     fn finish(&self, end: &FlightEnd, started: Instant) -> Answer {
         let millis = started.elapsed().as_secs_f64() * 1e3;
         match end {
-            FlightEnd::Solved { path, nodes, units } => Ok(v1::SolveResponse {
-                moves: moves_to_wire(path),
-                length: path.len() as u32,
-                nodes: *nodes,
-                units: *units,
-                millis,
-                ..response(v1::Outcome::Solved)
-            }),
+            FlightEnd::Solved { path, nodes, stats } => {
+                let mut r = v1::SolveResponse {
+                    moves: moves_to_wire(path),
+                    length: path.len() as u32,
+                    nodes: *nodes,
+                    millis,
+                    ..response(v1::Outcome::Solved)
+                };
+                if let Some(s) = stats {
+                    r.units = s.units as u32;
+                    r.splits = s.splits as u32;
+                    r.requeued = s.requeued as u32;
+                    let mut per_worker: Vec<(u64, u64)> =
+                        s.worker_nodes.iter().map(|(&w, &n)| (w, n)).collect();
+                    per_worker.sort_unstable();
+                    r.worker_nodes = per_worker.into_iter().map(|(_, n)| n).collect();
+                }
+                Ok(r)
+            }
             FlightEnd::Cancelled { lower_bound } => Ok(v1::SolveResponse {
                 lower_bound: *lower_bound,
                 millis,
@@ -585,7 +600,11 @@ impl Cluster for ClusterService {
             Some(v1::WorkerMessage {
                 message: Some(v1::worker_message::Message::Hello(h)),
             }) => h,
-            _ => return Err(Status::invalid_argument("a worker's first message must be hello")),
+            _ => {
+                return Err(Status::invalid_argument(
+                    "a worker's first message must be hello",
+                ));
+            }
         };
         let cluster = self.shared.cluster.clone();
         let id = cluster.next_id();
@@ -594,16 +613,14 @@ impl Cluster for ClusterService {
         let (tx, rx) = mpsc::unbounded_channel();
         cluster.worker_joined(id, slots, tx);
         tokio::spawn(async move {
-            loop {
-                match inbound.message().await {
-                    Ok(Some(msg)) => match msg.message {
-                        Some(v1::worker_message::Message::Result(r)) => {
-                            cluster.result(id, result_from_wire(r))
-                        }
-                        Some(v1::worker_message::Message::Heartbeat(_)) => cluster.heartbeat(id),
-                        Some(v1::worker_message::Message::Hello(_)) | None => {}
-                    },
-                    Ok(None) | Err(_) => break,
+            // The stream ends (or breaks) when the worker goes away.
+            while let Ok(Some(msg)) = inbound.message().await {
+                match msg.message {
+                    Some(v1::worker_message::Message::Result(r)) => {
+                        cluster.result(id, result_from_wire(r))
+                    }
+                    Some(v1::worker_message::Message::Heartbeat(_)) => cluster.heartbeat(id),
+                    Some(v1::worker_message::Message::Hello(_)) | None => {}
                 }
             }
             cluster.worker_left(id);

@@ -1,0 +1,133 @@
+//! A real cluster on loopback: a coordinator on port 0 and in-process workers.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use npuzzle_coordinator::{Config, SchedulerConfig};
+use npuzzle_proto::v1;
+use npuzzle_proto::v1::solver_client::SolverClient;
+use tokio_util::sync::CancellationToken;
+
+pub struct Cluster {
+    pub url: String,
+    pub shutdown: CancellationToken,
+    pub workers: Vec<CancellationToken>,
+}
+
+/// A config that distributes anything beyond a few nodes.
+pub fn eager_config() -> Config {
+    Config {
+        probe_nodes: 500,
+        units_per_slot: 16,
+        unavailable_after: Duration::from_secs(2),
+        tick: Duration::from_millis(100),
+        scheduler: SchedulerConfig {
+            lease_timeout: Duration::from_secs(2),
+            ..SchedulerConfig::default()
+        },
+        ..Config::default()
+    }
+}
+
+impl Cluster {
+    pub async fn start(config: Config) -> Cluster {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let shutdown = CancellationToken::new();
+        tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
+        Cluster {
+            url,
+            shutdown,
+            workers: Vec::new(),
+        }
+    }
+
+    /// Starts a worker with `threads` search threads and waits until the coordinator counts it.
+    pub async fn add_worker(&mut self, threads: usize) {
+        let before = self.stats().await.workers;
+        let mut config = npuzzle_worker::Config::new(self.url.clone());
+        config.threads = threads;
+        config.heartbeat = Duration::from_millis(200);
+        let token = CancellationToken::new();
+        tokio::spawn(npuzzle_worker::run(config, token.clone()));
+        self.workers.push(token);
+        for _ in 0..200 {
+            if self.stats().await.workers > before {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("worker did not join");
+    }
+
+    pub async fn client(&self) -> SolverClient<tonic::transport::Channel> {
+        for _ in 0..100 {
+            if let Ok(c) = SolverClient::connect(self.url.clone()).await {
+                return c;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("coordinator unreachable at {}", self.url);
+    }
+
+    pub async fn stats(&self) -> v1::StatsResponse {
+        self.client()
+            .await
+            .stats(v1::StatsRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for w in &self.workers {
+            w.cancel();
+        }
+        self.shutdown.cancel();
+    }
+}
+
+/// A request for `tiles` (row-major, square) towards `goal`.
+pub fn request(tiles: &str, goal: v1::GoalKind) -> v1::SolveRequest {
+    let tiles: Vec<u32> = tiles
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let side = (tiles.len() as f64).sqrt() as u32;
+    v1::SolveRequest {
+        board: Some(v1::Board {
+            width: side,
+            height: side,
+            tiles,
+        }),
+        goal: Some(v1::Goal {
+            kind: goal as i32,
+            tiles: vec![],
+        }),
+        ..Default::default()
+    }
+}
+
+/// Korf's instances: (id, optimal length, tiles) for the blank-first goal.
+pub fn korf(ids: &[usize]) -> Vec<(usize, usize, String)> {
+    include_str!("../../../data/korf100.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let id: usize = f[0].parse().ok()?;
+            ids.contains(&id)
+                .then(|| (id, f[1].parse().unwrap(), f[2..].join(" ")))
+        })
+        .collect()
+}
+
+/// Replays `moves` from `tiles` and checks they reach the blank-first goal.
+pub fn replays_to_blank_first(tiles: &str, moves: &str) -> bool {
+    let board = npuzzle_solver::Board::parse(tiles, None).unwrap();
+    let goal = npuzzle_solver::Goal::blank_first(board.shape());
+    let path = npuzzle_solver::parse_moves(moves).unwrap();
+    board.verify(&path, &goal).is_ok_and(|v| v.reaches_goal)
+}

@@ -1,0 +1,207 @@
+//! # npuzzle-worker
+//!
+//! A worker of an npuzzle cluster: it joins a coordinator over one bidirectional gRPC stream
+//! (`npuzzle.v1.Cluster/Join`), searches the work units it is assigned on dedicated threads (never
+//! on the async runtime), reports each unit's outcome with its node count, stops a job's units as
+//! soon as the coordinator cancels it (the search looks at its cancel flag every 4096 nodes), and
+//! reconnects with backoff when the coordinator goes away.
+//!
+//! # Layout
+//!
+//! - [`pool`]: the search threads and their queue.
+//! - [`run`]: connect, say hello, serve assignments, heartbeat, reconnect.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = npuzzle_worker::Config::new("http://127.0.0.1:50051");
+//! let shutdown = tokio_util::sync::CancellationToken::new();
+//! npuzzle_worker::run(config, shutdown).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod pool;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use npuzzle_proto::v1;
+use npuzzle_proto::v1::cluster_client::ClusterClient;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+use tokio_util::sync::CancellationToken;
+
+use crate::pool::{Pool, Task};
+
+/// Worker settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The coordinator's URL, e.g. `http://10.0.0.1:50051`.
+    pub coordinator: String,
+    /// Search threads (= slots offered to the coordinator).
+    pub threads: usize,
+    /// A name for logs and the coordinator's records.
+    pub name: String,
+    /// How often to tell the coordinator this worker is alive.
+    pub heartbeat: Duration,
+    /// Longest wait between reconnection attempts.
+    pub max_backoff: Duration,
+}
+
+impl Config {
+    /// One thread per core, a name from the process id.
+    pub fn new(coordinator: impl Into<String>) -> Config {
+        Config {
+            coordinator: coordinator.into(),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            name: format!("worker-{}", std::process::id()),
+            heartbeat: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why a session with the coordinator ended.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid coordinator URL {url:?}: {source}")]
+    Url {
+        url: String,
+        source: tonic::transport::Error,
+    },
+    #[error("cannot reach the coordinator: {0}")]
+    Connect(#[from] tonic::transport::Error),
+    #[error("the coordinator refused or dropped the stream: {0}")]
+    Stream(#[from] tonic::Status),
+}
+
+enum SessionEnd {
+    Shutdown,
+    Closed,
+}
+
+/// Serves the coordinator until `shutdown` fires, reconnecting with exponential backoff (100 ms
+/// doubling up to `max_backoff`) whenever the connection is lost. Only a malformed URL is fatal.
+pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Error> {
+    tonic::transport::Endpoint::from_shared(config.coordinator.clone()).map_err(|source| {
+        Error::Url {
+            url: config.coordinator.clone(),
+            source,
+        }
+    })?;
+    let pool = Pool::start(config.threads.max(1));
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let started = Instant::now();
+        match session(&config, &pool, &shutdown).await {
+            Ok(SessionEnd::Shutdown) => return Ok(()),
+            Ok(SessionEnd::Closed) => tracing::warn!("coordinator closed the stream"),
+            Err(e) => tracing::warn!(error = %e, "session ended"),
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            backoff = Duration::from_millis(100);
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(config.max_backoff);
+    }
+}
+
+/// One connection: hello, then assignments in, results and heartbeats out.
+async fn session(
+    config: &Config,
+    pool: &Pool,
+    shutdown: &CancellationToken,
+) -> Result<SessionEnd, Error> {
+    let endpoint = tonic::transport::Endpoint::from_shared(config.coordinator.clone())
+        .map_err(|source| Error::Url {
+            url: config.coordinator.clone(),
+            source,
+        })?
+        .connect_timeout(Duration::from_secs(2))
+        .tcp_nodelay(true);
+    let channel = tokio::select! {
+        _ = shutdown.cancelled() => return Ok(SessionEnd::Shutdown),
+        c = endpoint.connect() => c?,
+    };
+    let mut client = ClusterClient::new(channel);
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let hello = v1::WorkerMessage {
+        message: Some(v1::worker_message::Message::Hello(v1::Hello {
+            worker_id: config.name.clone(),
+            slots: config.threads as u32,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            heuristics: vec![
+                v1::Heuristic::Manhattan as i32,
+                v1::Heuristic::LinearConflict as i32,
+                v1::Heuristic::Exact as i32,
+            ],
+        })),
+    };
+    let _ = out_tx.send(hello);
+    let mut inbound = client
+        .join(UnboundedReceiverStream::new(out_rx))
+        .await?
+        .into_inner();
+    tracing::info!(coordinator = %config.coordinator, threads = config.threads, "joined");
+
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, v1::UnitResult)>();
+    // Per job: its cancel flag and how many of its units this worker still holds.
+    let mut jobs: HashMap<u64, (Arc<AtomicBool>, usize)> = HashMap::new();
+    let mut heartbeat = tokio::time::interval(config.heartbeat);
+    let end = loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break Ok(SessionEnd::Shutdown),
+            _ = heartbeat.tick() => {
+                let busy = jobs.values().map(|(_, n)| *n).sum::<usize>() as u32;
+                let _ = out_tx.send(v1::WorkerMessage {
+                    message: Some(v1::worker_message::Message::Heartbeat(v1::Heartbeat { busy_slots: busy })),
+                });
+            }
+            Some((job, result)) = done_rx.recv() => {
+                if let Some(entry) = jobs.get_mut(&job) {
+                    entry.1 = entry.1.saturating_sub(1);
+                    if entry.1 == 0 {
+                        jobs.remove(&job);
+                    }
+                }
+                let _ = out_tx.send(v1::WorkerMessage {
+                    message: Some(v1::worker_message::Message::Result(result)),
+                });
+            }
+            message = inbound.message() => match message {
+                Ok(Some(m)) => match m.message {
+                    Some(v1::coordinator_message::Message::Assign(a)) => {
+                        let entry = jobs
+                            .entry(a.job)
+                            .or_insert_with(|| (Arc::new(AtomicBool::new(false)), 0));
+                        entry.1 += 1;
+                        pool.submit(Task {
+                            assignment: a,
+                            cancel: Arc::clone(&entry.0),
+                            done: done_tx.clone(),
+                        });
+                    }
+                    Some(v1::coordinator_message::Message::Cancel(c)) => {
+                        if let Some((flag, _)) = jobs.get(&c.job) {
+                            flag.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    None => {}
+                },
+                Ok(None) => break Ok(SessionEnd::Closed),
+                Err(status) => break Err(Error::Stream(status)),
+            },
+        }
+    };
+    // Whatever is still running belongs to a connection that is gone.
+    for (flag, _) in jobs.values() {
+        flag.store(true, Ordering::Relaxed);
+    }
+    end
+}

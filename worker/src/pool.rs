@@ -1,0 +1,138 @@
+//! The search threads. Each takes the next task from a shared queue, searches it with the
+//! solver for its goal and heuristic (kept per thread), and sends the result back.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+
+use npuzzle_proto::{
+    board_from_wire, goal_from_wire, heuristic_from_wire, last_move_from_wire, moves_to_wire, v1,
+};
+use npuzzle_solver::{Goal, HeuristicKind, Limits, Solver, UnitOutcome, WorkUnit};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// One assignment to search.
+pub struct Task {
+    pub assignment: v1::Assignment,
+    /// The job's cancel flag, shared by all its units on this worker.
+    pub cancel: Arc<AtomicBool>,
+    /// Where the result goes, tagged with the job.
+    pub done: UnboundedSender<(u64, v1::UnitResult)>,
+}
+
+/// A fixed set of search threads.
+pub struct Pool {
+    queue: mpsc::Sender<Task>,
+}
+
+impl Pool {
+    pub fn start(threads: usize) -> Pool {
+        let (tx, rx) = mpsc::channel::<Task>();
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..threads {
+            let rx = Arc::clone(&rx);
+            let spawned = std::thread::Builder::new()
+                .name(format!("search-{i}"))
+                .spawn(move || {
+                    let mut solvers = HashMap::new();
+                    loop {
+                        let task = {
+                            let Ok(rx) = rx.lock() else { return };
+                            match rx.recv() {
+                                Ok(t) => t,
+                                Err(_) => return,
+                            }
+                        };
+                        let job = task.assignment.job;
+                        let result = search(&mut solvers, &task);
+                        let _ = task.done.send((job, result));
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::error!(error = %e, "cannot start a search thread");
+            }
+        }
+        Pool { queue: tx }
+    }
+
+    pub fn submit(&self, task: Task) {
+        let _ = self.queue.send(task);
+    }
+}
+
+fn search(solvers: &mut HashMap<(Goal, HeuristicKind), Solver>, task: &Task) -> v1::UnitResult {
+    let a = &task.assignment;
+    let mut result = v1::UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        ..Default::default()
+    };
+    if task.cancel.load(Ordering::Relaxed) {
+        result.status = v1::UnitStatus::Cancelled as i32;
+        return result;
+    }
+    let parsed = (|| {
+        let board = board_from_wire(a.board.as_ref())?;
+        let goal = goal_from_wire(a.goal.as_ref(), board.shape())?;
+        let kind = heuristic_from_wire(a.heuristic)?
+            .unwrap_or_else(|| HeuristicKind::best_for(board.shape()));
+        let last = last_move_from_wire(&a.last_move)?;
+        Ok::<_, npuzzle_proto::WireError>((board, goal, kind, last))
+    })();
+    let (board, goal, kind, last) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            result.status = v1::UnitStatus::Failed as i32;
+            result.error = e.to_string();
+            return result;
+        }
+    };
+    let solver = match solvers.entry((goal, kind)) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => match Solver::new(goal, kind) {
+            Ok(s) => e.insert(s),
+            Err(err) => {
+                result.status = v1::UnitStatus::Failed as i32;
+                result.error = err.to_string();
+                return result;
+            }
+        },
+    };
+    let unit = WorkUnit {
+        board,
+        g: a.g,
+        last,
+        prefix: Vec::new(),
+    };
+    let limits = Limits {
+        cancel: Some(&task.cancel),
+        node_budget: (a.node_budget > 0).then_some(a.node_budget),
+        max_bound: None,
+    };
+    match solver.search_unit(&unit, a.bound, &limits) {
+        Ok(report) => {
+            result.expanded = report.expanded;
+            result.generated = report.generated;
+            match report.outcome {
+                UnitOutcome::Found(path) => {
+                    result.status = v1::UnitStatus::Found as i32;
+                    result.moves = moves_to_wire(&path);
+                }
+                UnitOutcome::Exhausted { next_bound } => {
+                    result.status = v1::UnitStatus::Exhausted as i32;
+                    result.next_bound = next_bound;
+                }
+                UnitOutcome::Cancelled => result.status = v1::UnitStatus::Cancelled as i32,
+                UnitOutcome::BudgetExceeded => {
+                    result.status = v1::UnitStatus::BudgetExceeded as i32
+                }
+            }
+        }
+        Err(e) => {
+            result.status = v1::UnitStatus::Failed as i32;
+            result.error = e.to_string();
+        }
+    }
+    result
+}
