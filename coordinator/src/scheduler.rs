@@ -197,6 +197,8 @@ struct Worker {
 /// The scheduling state machine.
 pub struct Scheduler {
     config: SchedulerConfig,
+    /// Nodes reported for jobs already finished: what cancellation latency cost.
+    nodes_after_cancel: u64,
     jobs: HashMap<JobId, Job>,
     workers: HashMap<WorkerId, Worker>,
 }
@@ -239,6 +241,7 @@ impl Scheduler {
     pub fn new(config: SchedulerConfig) -> Scheduler {
         Scheduler {
             config,
+            nodes_after_cancel: 0,
             jobs: HashMap::new(),
             workers: HashMap::new(),
         }
@@ -265,6 +268,11 @@ impl Scheduler {
     /// Units waiting for a slot, over all jobs.
     pub fn queue_depth(&self) -> usize {
         self.jobs.values().map(|j| j.queue.len()).sum()
+    }
+
+    /// Nodes workers reported for jobs that were already over.
+    pub fn nodes_after_cancel(&self) -> u64 {
+        self.nodes_after_cancel
     }
 
     pub fn has_job(&self, job: JobId) -> bool {
@@ -428,6 +436,8 @@ impl Scheduler {
             if current {
                 commands.extend(self.apply(worker, result));
             }
+        } else {
+            self.nodes_after_cancel += result.expanded;
         }
         commands.extend(self.dispatch());
         commands
