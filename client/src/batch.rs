@@ -59,7 +59,7 @@ impl Summary {
         self.solved + self.unsolvable + self.invalid
     }
 
-    fn add(&mut self, r: &Record) {
+    pub(crate) fn add(&mut self, r: &Record) {
         match r.status {
             Status::Solved => self.solved += 1,
             Status::Unsolvable => self.unsolvable += 1,
@@ -167,6 +167,22 @@ pub fn run<R: BufRead, W: Write + Send>(
     })
 }
 
+/// Writes one answer as `output` says.
+pub fn write_record<W: Write>(
+    out: &mut W,
+    record: &Record,
+    format: Format,
+    output: OutputFormat,
+) -> io::Result<()> {
+    match output {
+        OutputFormat::Text => writeln!(out, "{}", text_line(record, format)),
+        OutputFormat::Jsonl => {
+            serde_json::to_writer(&mut *out, record)?;
+            writeln!(out)
+        }
+    }
+}
+
 fn write_in_order<W: Write>(
     done: Receiver<(Record, Format)>,
     mut out: W,
@@ -179,13 +195,7 @@ fn write_in_order<W: Write>(
         waiting.insert(record.index, (record, format));
         while let Some((record, format)) = waiting.remove(&next) {
             summary.add(&record);
-            match output {
-                OutputFormat::Text => writeln!(out, "{}", text_line(&record, format))?,
-                OutputFormat::Jsonl => {
-                    serde_json::to_writer(&mut out, &record)?;
-                    writeln!(out)?;
-                }
-            }
+            write_record(&mut out, &record, format, output)?;
             next += 1;
         }
         // Flush once the answers ready so far are written, so a reader sees progress.

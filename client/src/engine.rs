@@ -33,6 +33,8 @@ pub struct Record {
     pub nodes: u64,
     /// Wall-clock time for this board, in milliseconds.
     pub millis: f64,
+    /// Answered from the coordinator's cache (always false with `--serial`).
+    pub cached: bool,
     /// What is wrong with the input; `null` unless invalid.
     pub error: Option<String>,
 }
@@ -47,6 +49,7 @@ impl Record {
             length: None,
             nodes: 0,
             millis: 0.0,
+            cached: false,
             error: Some(error.into()),
         }
     }
@@ -139,6 +142,7 @@ impl Engine {
             length: None,
             nodes: report.stats.expanded,
             millis,
+            cached: false,
             error: None,
         };
         match report.outcome {

@@ -9,6 +9,8 @@
 //! - [`engine`]: solves one board in-process and describes the answer as a [`engine::Record`].
 //! - [`batch`]: many boards on several threads, answers written in input order.
 //! - [`bench`]: one thread, each heuristic, nodes and node rates per instance.
+//! - [`remote`]: the same through a coordinator (`--coordinator URL`), or through the embedded
+//!   cluster that runs when no coordinator is named.
 //!
 //! # Example
 //!
@@ -27,3 +29,4 @@ pub mod batch;
 pub mod bench;
 pub mod engine;
 pub mod input;
+pub mod remote;

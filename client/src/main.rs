@@ -8,10 +8,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use npuzzle_client::batch::{self, BatchOptions, OutputFormat};
-use npuzzle_client::bench;
 use npuzzle_client::engine::{Engine, HeuristicChoice, Settings, Status};
 use npuzzle_client::input::Format;
+use npuzzle_client::{bench, remote};
+use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
+use tonic::transport::Channel;
 
 /// Optimal solutions for sliding-tile puzzles (8-, 15-, 24-puzzle, rectangles up to 5x5).
 ///
@@ -31,6 +33,21 @@ enum Command {
     Batch(BatchArgs),
     /// Benchmark: nodes, time and node rate per instance for each heuristic (one thread).
     Bench(BenchArgs),
+    /// Run a whole cluster (a coordinator and N workers) in this process, for trials.
+    Cluster(ClusterArgs),
+}
+
+#[derive(Args)]
+struct ClusterArgs {
+    /// Address for clients and external workers.
+    #[arg(long, env = "NPUZZLE_LISTEN", default_value = "127.0.0.1:50051")]
+    listen: String,
+    /// In-process workers.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// Search threads per worker (default: the cores shared among the workers).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 /// Options shared by every command that solves boards.
@@ -46,9 +63,14 @@ struct BoardOptions {
     /// conflict) or exact (a table of every state; boards of up to 9 cells).
     #[arg(long, default_value = "auto", value_name = "auto|md|lc|exact")]
     heuristic: HeuristicChoice,
-    /// Search in this process (the default; a later release adds a cluster).
-    #[arg(long)]
+    /// Search in this process, without gRPC (the baseline engine).
+    #[arg(long, conflicts_with = "coordinator")]
     serial: bool,
+    /// Solve through this coordinator (e.g. http://10.0.0.1:50051). Without it (and without
+    /// --serial), npuzzle starts an embedded cluster: a coordinator and a worker using every
+    /// core, in this process, on loopback.
+    #[arg(long, env = "NPUZZLE_COORDINATOR", value_name = "URL")]
+    coordinator: Option<String>,
 }
 
 #[derive(Args)]
@@ -72,7 +94,8 @@ struct BatchArgs {
     /// Output: text (the judge's format) or jsonl (one JSON object per board).
     #[arg(long, default_value = "text")]
     output: OutputFormat,
-    /// Solver threads (default: one per core).
+    /// Boards in flight: solver threads with --serial (default: one per core), concurrent
+    /// requests otherwise (default: four per core).
     #[arg(long, default_value_t = 0)]
     jobs: usize,
     #[command(flatten)]
@@ -105,9 +128,48 @@ fn settings(o: &BoardOptions) -> Settings {
     }
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Runs `work` against the named coordinator, or against an embedded cluster.
+fn with_coordinator<T>(
+    coordinator: Option<&str>,
+    work: impl AsyncFnOnce(SolverClient<Channel>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    runtime()?.block_on(async {
+        let (_embedded, url) = match coordinator {
+            Some(url) => (None, url.to_string()),
+            None => {
+                let cluster = remote::EmbeddedCluster::start(cores()).await?;
+                let url = cluster.url.clone();
+                (Some(cluster), url)
+            }
+        };
+        let client = remote::connect(&url)
+            .await
+            .with_context(|| format!("cannot reach the coordinator at {url}"))?;
+        work(client).await
+    })
+}
+
 fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
-    let mut engine = Engine::new(settings(&args.options));
-    let record = engine.solve_text(0, &args.board, None);
+    let settings = settings(&args.options);
+    let record = if args.options.serial {
+        Engine::new(settings).solve_text(0, &args.board, None)
+    } else {
+        with_coordinator(args.options.coordinator.as_deref(), async |mut client| {
+            remote::solve(&mut client, 0, &args.board, None, &settings)
+                .await
+                .map_err(|s| anyhow::anyhow!("coordinator: {}", s.message()))
+        })?
+    };
     let mut out = io::stdout().lock();
     if args.json {
         serde_json::to_writer(&mut out, &record)?;
@@ -138,15 +200,21 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
         settings: settings(&args.options),
         jobs: args.jobs,
     };
-    let out = io::BufWriter::new(io::stdout());
-    let stdin = || BufReader::new(io::stdin());
-    let summary = match args.input.as_deref() {
-        None => batch::run(stdin(), out, &options)?,
-        Some(p) if p.as_os_str() == "-" => batch::run(stdin(), out, &options)?,
+    let input: Box<dyn io::BufRead + Send> = match args.input.as_deref() {
+        None => Box::new(BufReader::new(io::stdin())),
+        Some(p) if p.as_os_str() == "-" => Box::new(BufReader::new(io::stdin())),
         Some(p) => {
             let file = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
-            batch::run(BufReader::new(file), out, &options)?
+            Box::new(BufReader::new(file))
         }
+    };
+    let summary = if args.options.serial {
+        batch::run(input, io::BufWriter::new(io::stdout()), &options)?
+    } else {
+        with_coordinator(args.options.coordinator.as_deref(), async |client| {
+            let out = io::BufWriter::new(io::stdout().lock());
+            Ok(remote::batch(input, out, client, &options).await?)
+        })?
     };
     if io::stderr().is_terminal() {
         eprintln!(
@@ -199,12 +267,49 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let address = listener.local_addr()?;
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let workers = args.workers.max(1);
+        let threads = args.threads.unwrap_or((cores() / workers).max(1));
+        let coordinator = tokio::spawn(npuzzle_coordinator::run(
+            listener,
+            npuzzle_coordinator::Config::default(),
+            shutdown.clone(),
+        ));
+        for i in 0..workers {
+            let mut config = npuzzle_worker::Config::new(format!("http://{address}"));
+            config.threads = threads;
+            config.name = format!("local-{i}");
+            tokio::spawn(npuzzle_worker::run(config, shutdown.clone()));
+        }
+        eprintln!(
+            "npuzzle cluster on {address}: {workers} worker(s) × {threads} thread(s); Ctrl-C stops it"
+        );
+        tokio::signal::ctrl_c().await?;
+        shutdown.cancel();
+        coordinator.await??;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
 fn main() -> ExitCode {
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(io::stderr)
+            .init();
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Solve(a) => solve(a),
         Command::Batch(a) => batch(a),
         Command::Bench(a) => bench(a),
+        Command::Cluster(a) => cluster(a),
     };
     match result {
         Ok(code) => code,

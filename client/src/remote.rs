@@ -1,0 +1,224 @@
+//! Solving through a coordinator: one gRPC `Solve` per board, many in flight, answers in input
+//! order; and the embedded cluster (a coordinator and a worker in this process, on loopback)
+//! that `npuzzle` uses when no `--coordinator` is given.
+
+use std::io::{self, BufRead, Write};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use npuzzle_proto::v1::solver_client::SolverClient;
+use npuzzle_proto::{board_to_wire, v1};
+use npuzzle_solver::{Board, GoalSpec, Shape};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Channel;
+
+use crate::batch::{BatchOptions, Summary, write_record};
+use crate::engine::{HeuristicChoice, Record, Settings, Status};
+use crate::input::{Format, Item, Reader};
+
+/// A coordinator and one worker running inside this process on `127.0.0.1:0`.
+pub struct EmbeddedCluster {
+    /// The coordinator's URL.
+    pub url: String,
+    shutdown: CancellationToken,
+}
+
+impl EmbeddedCluster {
+    /// Starts both on the current tokio runtime; the worker uses `threads` search threads.
+    pub async fn start(threads: usize) -> io::Result<EmbeddedCluster> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let shutdown = CancellationToken::new();
+        let coordinator = npuzzle_coordinator::Config::default();
+        tokio::spawn(npuzzle_coordinator::run(
+            listener,
+            coordinator,
+            shutdown.clone(),
+        ));
+        let mut worker = npuzzle_worker::Config::new(url.clone());
+        worker.threads = threads.max(1);
+        worker.name = "embedded".into();
+        tokio::spawn(npuzzle_worker::run(worker, shutdown.clone()));
+        Ok(EmbeddedCluster { url, shutdown })
+    }
+}
+
+impl Drop for EmbeddedCluster {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// Connects to a coordinator, retrying briefly (an embedded one may still be starting).
+pub async fn connect(url: &str) -> Result<SolverClient<Channel>, tonic::transport::Error> {
+    let endpoint = tonic::transport::Endpoint::from_shared(url.to_string())?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
+    let mut last = None;
+    for _ in 0..20 {
+        match endpoint.connect().await {
+            Ok(channel) => {
+                return Ok(SolverClient::new(channel)
+                    .max_decoding_message_size(16 << 20)
+                    .max_encoding_message_size(16 << 20));
+            }
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    match last {
+        Some(e) => Err(e),
+        None => endpoint.connect().await.map(SolverClient::new),
+    }
+}
+
+/// The request for one board, or the reason it cannot be sent.
+fn request(
+    text: &str,
+    shape: Option<Shape>,
+    settings: &Settings,
+) -> Result<v1::SolveRequest, String> {
+    let board = Board::parse(text, shape.or(settings.shape)).map_err(|e| e.to_string())?;
+    let goal = match &settings.goal {
+        GoalSpec::BlankLast => v1::Goal {
+            kind: v1::GoalKind::BlankLast as i32,
+            tiles: vec![],
+        },
+        GoalSpec::BlankFirst => v1::Goal {
+            kind: v1::GoalKind::BlankFirst as i32,
+            tiles: vec![],
+        },
+        custom => {
+            let goal = custom.resolve(board.shape()).map_err(|e| e.to_string())?;
+            npuzzle_proto::goal_to_wire(&goal)
+        }
+    };
+    let heuristic = match settings.heuristic {
+        HeuristicChoice::Auto => v1::Heuristic::Auto,
+        HeuristicChoice::Use(kind) => npuzzle_proto::heuristic_to_wire(kind),
+    };
+    Ok(v1::SolveRequest {
+        board: Some(board_to_wire(&board)),
+        goal: Some(goal),
+        heuristic: heuristic as i32,
+        ..Default::default()
+    })
+}
+
+/// Solves one board through the coordinator. Invalid input (here or at the coordinator) is an
+/// `invalid` record; transport failures are errors.
+pub async fn solve(
+    client: &mut SolverClient<Channel>,
+    index: usize,
+    text: &str,
+    shape: Option<Shape>,
+    settings: &Settings,
+) -> Result<Record, tonic::Status> {
+    let started = Instant::now();
+    let req = match request(text, shape, settings) {
+        Ok(r) => r,
+        Err(e) => return Ok(Record::invalid(index, e)),
+    };
+    let r = match client.solve(req).await {
+        Ok(r) => r.into_inner(),
+        Err(s) if s.code() == tonic::Code::InvalidArgument => {
+            return Ok(Record::invalid(index, s.message()));
+        }
+        Err(s) => return Err(s),
+    };
+    let millis = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
+    let mut record = Record {
+        index,
+        status: Status::Unsolvable,
+        moves: None,
+        length: None,
+        nodes: r.nodes,
+        millis,
+        cached: r.cached,
+        error: None,
+    };
+    match v1::Outcome::try_from(r.outcome) {
+        Ok(v1::Outcome::Solved) => {
+            record.status = Status::Solved;
+            record.length = Some(r.length as usize);
+            record.moves = Some(r.moves);
+        }
+        Ok(v1::Outcome::Unsolvable) => {}
+        _ => {
+            record.status = Status::Invalid;
+            record.error = Some(format!(
+                "no answer: {} (lower bound {})",
+                if r.error.is_empty() {
+                    "search stopped"
+                } else {
+                    &r.error
+                },
+                r.lower_bound
+            ));
+        }
+    }
+    Ok(record)
+}
+
+/// Batch through a coordinator: up to `options.jobs` requests in flight (default 4 per core),
+/// answers written in input order. Input is read on a blocking thread, as a stream.
+pub async fn batch<R, W>(
+    input: R,
+    mut out: W,
+    client: SolverClient<Channel>,
+    options: &BatchOptions,
+) -> io::Result<Summary>
+where
+    R: BufRead + Send + 'static,
+    W: Write,
+{
+    let started = Instant::now();
+    let in_flight = match options.jobs {
+        0 => 4 * std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let (tx, rx) = mpsc::channel::<io::Result<(Item, Format)>>(in_flight * 2);
+    let format = options.format;
+    let reader = tokio::task::spawn_blocking(move || {
+        let mut reader = Reader::new(input, format);
+        while let Some(item) = reader.next() {
+            let item = item.map(|i| (i, reader.format()));
+            if tx.blocking_send(item).is_err() {
+                break;
+            }
+        }
+    });
+    let settings = options.settings.clone();
+    let mut answers = ReceiverStream::new(rx)
+        .map(|item| {
+            let mut client = client.clone();
+            let settings = settings.clone();
+            async move {
+                let (item, format) = item?;
+                let mut record = match &item.error {
+                    Some(e) => Record::invalid(item.index, e.clone()),
+                    None => solve(&mut client, item.index, &item.text, item.shape, &settings)
+                        .await
+                        .map_err(|s| io::Error::other(format!("coordinator: {}", s.message())))?,
+                };
+                if let Some(e) = record.error.as_mut() {
+                    *e = format!("line {}: {e}", item.line);
+                }
+                Ok::<_, io::Error>((record, format))
+            }
+        })
+        .buffered(in_flight);
+    let mut summary = Summary::default();
+    while let Some(answer) = answers.next().await {
+        let (record, format) = answer?;
+        summary.add(&record);
+        write_record(&mut out, &record, format, options.output)?;
+        out.flush()?;
+    }
+    drop(answers);
+    let _ = reader.await;
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
