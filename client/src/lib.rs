@@ -9,6 +9,7 @@
 //! - [`engine`]: solves one board in-process and describes the answer as a [`engine::Record`].
 //! - [`batch`]: many boards on several threads, answers written in input order.
 //! - [`bench`]: one thread, each heuristic, nodes and node rates per instance.
+//! - [`cluster_bench`]: distribution's costs and gains, measured through a coordinator.
 //! - [`remote`]: the same through a coordinator (`--coordinator URL`), or through the embedded
 //!   cluster that runs when no coordinator is named.
 //!
@@ -27,6 +28,7 @@
 
 pub mod batch;
 pub mod bench;
+pub mod cluster_bench;
 pub mod engine;
 pub mod input;
 pub mod remote;

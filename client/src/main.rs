@@ -35,6 +35,38 @@ enum Command {
     Bench(BenchArgs),
     /// Run a whole cluster (a coordinator and N workers) in this process, for trials.
     Cluster(ClusterArgs),
+    /// Benchmark the cluster: time, search overhead, balance, cancel latency, round trips.
+    ClusterBench(ClusterBenchArgs),
+}
+
+#[derive(Args)]
+struct ClusterBenchArgs {
+    /// Instances, as for `bench`.
+    file: PathBuf,
+    #[arg(long, default_value = "blank-last")]
+    goal: GoalSpec,
+    /// md or lc.
+    #[arg(long, default_value = "lc")]
+    heuristic: HeuristicKind,
+    #[arg(long, value_name = "WxH")]
+    size: Option<Shape>,
+    /// Only these ids: e.g. `1-15` or `2,5,9`.
+    #[arg(long)]
+    ids: Option<String>,
+    /// A running coordinator; without it, an embedded cluster is started.
+    #[arg(long, value_name = "URL")]
+    coordinator: Option<String>,
+    /// Embedded cluster: workers and threads per worker.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Also search each instance serially, for the overhead and speed-up ratios.
+    #[arg(long)]
+    compare_serial: bool,
+    /// 8-puzzle and cache-hit round trips to time.
+    #[arg(long, default_value_t = 1000)]
+    latency_samples: usize,
 }
 
 #[derive(Args)]
@@ -251,19 +283,76 @@ fn id_filter(spec: &str) -> anyhow::Result<Vec<(usize, usize)>> {
 }
 
 fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let mut instances =
-        bench::parse_instances(&text, args.size).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(spec) = &args.ids {
-        let ranges = id_filter(spec)?;
-        instances.retain(|i| ranges.iter().any(|&(a, b)| (a..=b).contains(&i.id)));
-    }
+    let instances = load_instances(&args.file, args.size, args.ids.as_deref())?;
     let totals = bench::run(&instances, &args.goal, &args.heuristic, io::stdout().lock())?;
     Ok(if totals.iter().any(|(_, t)| t.wrong > 0) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+fn load_instances(
+    file: &std::path::Path,
+    size: Option<Shape>,
+    ids: Option<&str>,
+) -> anyhow::Result<Vec<bench::Instance>> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let mut instances = bench::parse_instances(&text, size).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(spec) = ids {
+        let ranges = id_filter(spec)?;
+        instances.retain(|i| ranges.iter().any(|&(a, b)| (a..=b).contains(&i.id)));
+    }
+    Ok(instances)
+}
+
+fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
+    let instances = load_instances(&args.file, args.size, args.ids.as_deref())?;
+    let Some(first) = instances.first() else {
+        anyhow::bail!("no instances selected");
+    };
+    let goal = args.goal.resolve(first.board.shape())?;
+    let plan = npuzzle_client::cluster_bench::BenchPlan {
+        instances,
+        goal,
+        heuristic: args.heuristic,
+        compare_serial: args.compare_serial,
+        latency_samples: args.latency_samples,
+    };
+    runtime()?.block_on(async {
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let _stop = shutdown.clone().drop_guard();
+        let url = match &args.coordinator {
+            Some(url) => url.clone(),
+            None => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                let url = format!("http://{}", listener.local_addr()?);
+                tokio::spawn(npuzzle_coordinator::run(
+                    listener,
+                    npuzzle_coordinator::Config::default(),
+                    shutdown.clone(),
+                ));
+                let workers = args.workers.max(1);
+                for i in 0..workers {
+                    let mut config = npuzzle_worker::Config::new(url.clone());
+                    config.threads = args.threads.unwrap_or((cores() / workers).max(1));
+                    config.name = format!("bench-{i}");
+                    tokio::spawn(npuzzle_worker::run(config, shutdown.clone()));
+                }
+                url
+            }
+        };
+        let mut client = remote::connect(&url)
+            .await
+            .with_context(|| format!("cannot reach the coordinator at {url}"))?;
+        let ok =
+            npuzzle_client::cluster_bench::run(&mut client, &plan, io::stdout().lock()).await?;
+        Ok(if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
     })
 }
 
@@ -310,6 +399,7 @@ fn main() -> ExitCode {
         Command::Batch(a) => batch(a),
         Command::Bench(a) => bench(a),
         Command::Cluster(a) => cluster(a),
+        Command::ClusterBench(a) => cluster_bench(a),
     };
     match result {
         Ok(code) => code,

@@ -43,7 +43,7 @@ pub struct ClusterStats {
     pub busy_slots: usize,
     pub running_jobs: usize,
     pub queue_depth: usize,
-    pub nodes_after_cancel: u64,
+    pub late_nodes: u64,
 }
 
 enum Event {
@@ -210,7 +210,7 @@ impl Actor {
                     busy_slots: self.scheduler.busy_slots(),
                     running_jobs: self.scheduler.running_jobs(),
                     queue_depth: self.scheduler.queue_depth(),
-                    nodes_after_cancel: self.scheduler.nodes_after_cancel(),
+                    late_nodes: self.scheduler.late_nodes(),
                 });
                 Vec::new()
             }

@@ -197,8 +197,8 @@ struct Worker {
 /// The scheduling state machine.
 pub struct Scheduler {
     config: SchedulerConfig,
-    /// Nodes reported for jobs already finished: what cancellation latency cost.
-    nodes_after_cancel: u64,
+    /// Nodes in results for jobs already over (whole units that were running when it ended).
+    late_nodes: u64,
     jobs: HashMap<JobId, Job>,
     workers: HashMap<WorkerId, Worker>,
 }
@@ -241,7 +241,7 @@ impl Scheduler {
     pub fn new(config: SchedulerConfig) -> Scheduler {
         Scheduler {
             config,
-            nodes_after_cancel: 0,
+            late_nodes: 0,
             jobs: HashMap::new(),
             workers: HashMap::new(),
         }
@@ -271,8 +271,8 @@ impl Scheduler {
     }
 
     /// Nodes workers reported for jobs that were already over.
-    pub fn nodes_after_cancel(&self) -> u64 {
-        self.nodes_after_cancel
+    pub fn late_nodes(&self) -> u64 {
+        self.late_nodes
     }
 
     pub fn has_job(&self, job: JobId) -> bool {
@@ -437,7 +437,7 @@ impl Scheduler {
                 commands.extend(self.apply(worker, result));
             }
         } else {
-            self.nodes_after_cancel += result.expanded;
+            self.late_nodes += result.expanded;
         }
         commands.extend(self.dispatch());
         commands

@@ -554,7 +554,7 @@ impl SolverRpc for SolverService {
                 0.0
             },
             busy_slots: c.busy_slots as u64,
-            nodes_after_cancel: c.nodes_after_cancel,
+            late_nodes: c.late_nodes,
         }))
     }
 }

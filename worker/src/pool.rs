@@ -34,6 +34,7 @@ impl Pool {
             let spawned = std::thread::Builder::new()
                 .name(format!("search-{i}"))
                 .spawn(move || {
+                    lower_priority();
                     let mut solvers = HashMap::new();
                     loop {
                         let task = {
@@ -59,6 +60,21 @@ impl Pool {
         let _ = self.queue.send(task);
     }
 }
+
+/// Search threads yield the CPU to the runtime's threads, which carry cancels, heartbeats and
+/// results: on a machine whose every core is searching, a cancel must not wait for a time slice.
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // SAFETY: gettid and setpriority take no pointers; PRIO_PROCESS with a thread id changes only
+    // this thread's nice value (Linux semantics). Failure just leaves the priority unchanged.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
 
 fn search(solvers: &mut HashMap<(Goal, HeuristicKind), Solver>, task: &Task) -> v1::UnitResult {
     let a = &task.assignment;
