@@ -12,10 +12,16 @@
 //!   bound was exhausted everywhere, so none is shorter than `b`, and the solution costs at most
 //!   `b`.
 //! - **Workers pull.** Assignments go to free slots (slots minus outstanding assignments), the
-//!   job with the fewest running units first (fair sharing), and within a job the unit predicted
-//!   largest first (its node count at the previous bound; its slack `bound - f` before that).
-//! - **Heavy units are split.** An assignment carries a node budget; a unit that exceeds it is
-//!   cut into smaller units ([`npuzzle_solver::Solver::split_unit`]) for this bound and the rest.
+//!   job with the fewest running units first (fair sharing), and within a job in the serial
+//!   search's depth-first order (Korf's operator order on the units' prefixes). In every bound
+//!   but the last the order does not change the work; in the last one it makes the distributed
+//!   search explore what serial IDA* explores before its solution, plus what is in flight on the
+//!   other slots, instead of a random share of the bound.
+//! - **Heavy units are split**, so that no unit is a long pole. Before each bound, a unit whose
+//!   predicted size (its nodes at the previous bound × the job's growth per bound) exceeds its
+//!   share of the bound is cut into smaller units ([`npuzzle_solver::Solver::split_unit`]) ahead
+//!   of time, wasting nothing. As a safety net an assignment also carries a node budget; a unit
+//!   that exceeds it is split then (the nodes it searched are lost).
 //! - **Everything is tagged** with (job, epoch, unit): the epoch counts the job's bounds, so late,
 //!   duplicated or out-of-order results are recognised and dropped.
 //! - **Leases.** A worker silent for longer than the lease timeout is dropped; its units go back
@@ -41,6 +47,11 @@ pub struct SchedulerConfig {
     pub node_budget: u64,
     /// A heavy unit is split into at least this many parts.
     pub split_parts: usize,
+    /// Before each bound, a unit predicted to take more than this share of the bound's work
+    /// per slot (1/8: a slot's work is cut into at least 8 units) is split ahead of time.
+    pub max_unit_share: f64,
+    /// …but units predicted below this many nodes are never split ahead of time.
+    pub min_split_nodes: u64,
     /// A worker silent for this long is considered lost.
     pub lease_timeout: Duration,
 }
@@ -50,6 +61,8 @@ impl Default for SchedulerConfig {
         SchedulerConfig {
             node_budget: 20_000_000,
             split_parts: 32,
+            max_unit_share: 1.0 / 8.0,
+            min_split_nodes: 2_000_000,
             lease_timeout: Duration::from_secs(10),
         }
     }
@@ -164,6 +177,8 @@ enum UnitState {
 
 #[derive(Clone, Debug)]
 struct Unit {
+    /// The prefix in serial depth-first order (Korf's operator order: U, L, R, D).
+    order: Vec<u8>,
     work: WorkUnit,
     /// `g + h` at the unit's root.
     f: u32,
@@ -174,8 +189,36 @@ struct Unit {
     unbudgeted: bool,
 }
 
+/// A unit's place in serial depth-first order.
+fn dfs_order(prefix: &[Move]) -> Vec<u8> {
+    prefix
+        .iter()
+        .map(|m| match m {
+            Move::Up => 0,
+            Move::Left => 1,
+            Move::Right => 2,
+            Move::Down => 3,
+        })
+        .collect()
+}
+
+impl Unit {
+    fn new(work: WorkUnit, solver: &Solver, last_nodes: u64) -> Unit {
+        Unit {
+            order: dfs_order(&work.prefix),
+            f: solver.unit_lower_bound(&work).unwrap_or(work.g),
+            work,
+            last_nodes,
+            state: UnitState::Pending,
+            unbudgeted: false,
+        }
+    }
+}
+
 struct Job {
     spec: JobSpec,
+    /// Nodes of the previous two bounds: the growth per bound.
+    bound_nodes: Vec<u64>,
     units: Vec<Unit>,
     epoch: Epoch,
     bound: u32,
@@ -204,25 +247,63 @@ pub struct Scheduler {
 }
 
 impl Job {
-    /// Queues every active unit for the current bound, largest predicted first.
-    fn queue_all(&mut self) {
-        let bound = self.bound;
+    /// Queues every active unit for the current bound in depth-first order, first splitting
+    /// the units predicted to be too large for their share of the bound.
+    fn queue_all(&mut self, config: &SchedulerConfig, slots: usize) {
+        self.split_ahead(config, slots);
         let mut ids: Vec<UnitId> = (0..self.units.len() as UnitId)
             .filter(|&i| self.units[i as usize].state != UnitState::Retired)
             .collect();
         for &i in &ids {
             self.units[i as usize].state = UnitState::Pending;
         }
-        // Ascending, so that the largest is popped first.
-        ids.sort_by_key(|&i| {
-            let u = &self.units[i as usize];
-            (u.last_nodes, bound.saturating_sub(u.f))
+        // Last in depth-first order at the front: units are popped from the end.
+        ids.sort_by(|&a, &b| {
+            self.units[b as usize]
+                .order
+                .cmp(&self.units[a as usize].order)
         });
         self.queue = ids;
         self.active = self.queue.len();
         self.done = 0;
         self.running = 0;
         self.next_bound = u32::MAX;
+    }
+
+    /// Splits units whose predicted size exceeds their share of the coming bound.
+    fn split_ahead(&mut self, config: &SchedulerConfig, slots: usize) {
+        let [.., before, last] = self.bound_nodes[..] else {
+            return;
+        };
+        if before == 0 || last == 0 {
+            return;
+        }
+        let growth = last as f64 / before as f64;
+        let predicted_total = last as f64 * growth;
+        let cap = (predicted_total * config.max_unit_share / slots.max(1) as f64)
+            .max(config.min_split_nodes as f64);
+        let heavy: Vec<usize> = (0..self.units.len())
+            .filter(|&i| {
+                let u = &self.units[i];
+                u.state != UnitState::Retired && u.last_nodes as f64 * growth > cap
+            })
+            .collect();
+        for i in heavy {
+            let predicted = self.units[i].last_nodes as f64 * growth;
+            let wanted = ((predicted / cap).ceil() as usize).clamp(2, 4096);
+            let parts = self.spec.solver.split_unit(&self.units[i].work, wanted);
+            if parts.len() <= 1 {
+                continue;
+            }
+            let share = self.units[i].last_nodes / parts.len() as u64;
+            self.units[i].state = UnitState::Retired;
+            self.stats.splits += 1;
+            for work in parts {
+                let unit = Unit::new(work, &self.spec.solver, share);
+                self.units.push(unit);
+            }
+        }
+        self.stats.units = self.units.len();
     }
 
     fn progress(&self, finished: bool) -> Command {
@@ -341,13 +422,7 @@ impl Scheduler {
         let units: Vec<Unit> = spec
             .units
             .iter()
-            .map(|w| Unit {
-                f: spec.solver.unit_lower_bound(w).unwrap_or(w.g),
-                work: w.clone(),
-                last_nodes: 0,
-                state: UnitState::Pending,
-                unbudgeted: false,
-            })
+            .map(|w| Unit::new(w.clone(), &spec.solver, 0))
             .collect();
         let bound = units.iter().map(|u| u.f).min().unwrap_or(0);
         let id = spec.id;
@@ -358,6 +433,7 @@ impl Scheduler {
                 ..JobStats::default()
             },
             spec,
+            bound_nodes: Vec::new(),
             units,
             epoch: 0,
             bound,
@@ -367,7 +443,7 @@ impl Scheduler {
             done: 0,
             next_bound: u32::MAX,
         };
-        job.queue_all();
+        job.queue_all(&self.config, self.slots());
         let mut commands = vec![job.progress(false)];
         self.jobs.insert(id, job);
         commands.extend(self.dispatch());
@@ -496,10 +572,18 @@ impl Scheduler {
                 }
                 // Barrier reached: every unit exhausted this bound.
                 let mut commands = vec![job.progress(true)];
+                let bound_total: u64 = job
+                    .units
+                    .iter()
+                    .filter(|u| u.state == UnitState::Done)
+                    .map(|u| u.last_nodes)
+                    .sum();
+                job.bound_nodes.push(bound_total);
                 job.bound = job.next_bound;
                 job.epoch += 1;
                 job.stats.bounds.push(job.bound);
-                job.queue_all();
+                let slots: usize = self.workers.values().map(|w| w.slots).sum();
+                job.queue_all(&self.config, slots);
                 commands.push(job.progress(false));
                 commands
             }
@@ -521,18 +605,20 @@ impl Scheduler {
                 job.stats.splits += 1;
                 // The parts share the heavy unit's size: predict each as a fair share of it.
                 let share = result.expanded / parts.len() as u64;
+                // The parts go out next, in depth-first order among themselves.
+                let first = job.units.len();
                 for work in parts {
-                    let id = job.units.len() as UnitId;
-                    job.units.push(Unit {
-                        f: job.spec.solver.unit_lower_bound(&work).unwrap_or(work.g),
-                        work,
-                        last_nodes: share,
-                        state: UnitState::Pending,
-                        unbudgeted: false,
-                    });
-                    job.queue.push(id);
+                    let unit = Unit::new(work, &job.spec.solver, share);
+                    job.units.push(unit);
                     job.active += 1;
                 }
+                let mut ids: Vec<UnitId> = (first as UnitId..job.units.len() as UnitId).collect();
+                ids.sort_by(|&a, &b| {
+                    job.units[b as usize]
+                        .order
+                        .cmp(&job.units[a as usize].order)
+                });
+                job.queue.extend(ids);
                 job.stats.units = job.units.len();
                 Vec::new()
             }

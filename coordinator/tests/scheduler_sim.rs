@@ -421,3 +421,39 @@ fn no_workers_means_nothing_is_assigned_until_one_joins() {
     sim.run(&[(9, 1)], false);
     check_optimal(&sim, 1, &root);
 }
+
+#[test]
+fn units_go_out_in_serial_depth_first_order() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.submit(1, KORF_12, korf_goal(), 50);
+    sim.add_worker(1, 50);
+    let rank = |m: &npuzzle_solver::Move| match m {
+        npuzzle_solver::Move::Up => 0,
+        npuzzle_solver::Move::Left => 1,
+        npuzzle_solver::Move::Right => 2,
+        npuzzle_solver::Move::Down => 3,
+    };
+    let order: Vec<Vec<u8>> = sim.inbox[&1]
+        .iter()
+        .map(|a| a.work.prefix.iter().map(rank).collect())
+        .collect();
+    assert!(order.len() >= 50);
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+}
+
+#[test]
+fn units_predicted_too_large_are_split_before_the_bound() {
+    let config = SchedulerConfig {
+        node_budget: 0, // no safety net: only ahead-of-time splits can happen
+        min_split_nodes: 1_000,
+        ..SchedulerConfig::default()
+    };
+    let mut sim = Sim::new(config);
+    sim.add_worker(1, 2);
+    let root = sim.submit(1, KORF_42, korf_goal(), 4);
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 1, &root);
+    let (_, _, stats) = &sim.finished[0];
+    assert!(stats.splits > 0, "{stats:?}");
+    assert!(stats.units > 4);
+}
