@@ -28,6 +28,9 @@ use crate::cache::Cache;
 use crate::cluster::{ClusterHandle, JobEvent};
 use crate::scheduler::{JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult};
 
+/// Solvers (with their tables) kept at most; each custom goal needs its own.
+const MAX_SOLVERS: usize = 64;
+
 /// State shared by both services.
 pub struct Shared {
     pub config: Config,
@@ -143,6 +146,10 @@ impl Shared {
         }
         let solver =
             Arc::new(Solver::new(goal, kind).map_err(|e| Status::invalid_argument(e.to_string()))?);
+        // Custom goals are unbounded in number: keep the tables' memory bounded too.
+        if self.solvers.len() >= MAX_SOLVERS {
+            self.solvers.clear();
+        }
         self.solvers.insert((goal, kind), solver.clone());
         Ok(solver)
     }

@@ -104,6 +104,10 @@ fn search(solvers: &mut HashMap<(Goal, HeuristicKind), Solver>, task: &Task) -> 
             return result;
         }
     };
+    // Custom goals are unbounded in number: keep this thread's tables bounded.
+    if solvers.len() >= 16 && !solvers.contains_key(&(goal, kind)) {
+        solvers.clear();
+    }
     let solver = match solvers.entry((goal, kind)) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(e) => match Solver::new(goal, kind) {
