@@ -111,6 +111,7 @@ pub fn heuristic_from_wire(value: i32) -> Result<Option<HeuristicKind>, WireErro
         Ok(v1::Heuristic::Manhattan) => Ok(Some(HeuristicKind::Manhattan)),
         Ok(v1::Heuristic::LinearConflict) => Ok(Some(HeuristicKind::LinearConflict)),
         Ok(v1::Heuristic::Exact) => Ok(Some(HeuristicKind::Exact)),
+        Ok(v1::Heuristic::Pdb) => Ok(Some(HeuristicKind::Pdb)),
         Err(_) => Err(WireError::UnknownEnum {
             what: "Heuristic",
             value,
@@ -123,6 +124,7 @@ pub fn heuristic_to_wire(kind: HeuristicKind) -> v1::Heuristic {
         HeuristicKind::Manhattan => v1::Heuristic::Manhattan,
         HeuristicKind::LinearConflict => v1::Heuristic::LinearConflict,
         HeuristicKind::Exact => v1::Heuristic::Exact,
+        HeuristicKind::Pdb => v1::Heuristic::Pdb,
     }
 }
 

@@ -51,6 +51,8 @@ pub enum HeuristicKind {
     LinearConflict,
     /// The exact distance from a table of every state (boards of at most 9 cells).
     Exact,
+    /// Additive pattern databases (tables built beforehand; see [`crate::Solver::with_pdb`]).
+    Pdb,
 }
 
 impl HeuristicKind {
@@ -66,6 +68,7 @@ impl HeuristicKind {
             HeuristicKind::Manhattan => "md",
             HeuristicKind::LinearConflict => "lc",
             HeuristicKind::Exact => "exact",
+            HeuristicKind::Pdb => "pdb",
         }
     }
 
@@ -73,6 +76,8 @@ impl HeuristicKind {
     pub fn supports(self, shape: Shape) -> bool {
         match self {
             HeuristicKind::Exact => shape.cells() <= crate::exact::EXACT_MAX_CELLS,
+            // Only with tables, which `Solver::new` does not have.
+            HeuristicKind::Pdb => false,
             _ => true,
         }
     }
@@ -96,7 +101,7 @@ impl fmt::Display for HeuristicKind {
 /// An unknown heuristic name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown heuristic {0:?}: expected md (Manhattan), lc (linear conflict) or exact (boards of up to 9 cells)"
+    "unknown heuristic {0:?}: expected md (Manhattan), lc (linear conflict), exact (boards of up to 9 cells) or pdb (pattern databases)"
 )]
 pub struct UnknownHeuristic(pub String);
 
@@ -108,6 +113,7 @@ impl FromStr for HeuristicKind {
             "md" | "manhattan" => Ok(HeuristicKind::Manhattan),
             "lc" | "linear-conflict" | "linear_conflict" => Ok(HeuristicKind::LinearConflict),
             "exact" => Ok(HeuristicKind::Exact),
+            "pdb" => Ok(HeuristicKind::Pdb),
             _ => Err(UnknownHeuristic(s.to_string())),
         }
     }

@@ -43,6 +43,7 @@ mod goal;
 mod heuristic;
 mod key;
 mod moves;
+mod pdb;
 mod search;
 mod shape;
 
@@ -54,6 +55,7 @@ pub use heuristic::{
 };
 pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
+pub use pdb::{Partition, PatternDb, PdbError, PdbHeuristic, PdbState};
 pub use search::{
     CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, SearchOutcome,
     SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, UnsupportedHeuristic, WorkUnit,

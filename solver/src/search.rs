@@ -13,6 +13,7 @@ use crate::exact::ExactDistance;
 use crate::goal::{Goal, ShapeMismatch};
 use crate::heuristic::{Heuristic, HeuristicKind, LinearConflict, Manhattan};
 use crate::moves::Move;
+use crate::pdb::PdbHeuristic;
 use crate::shape::Shape;
 
 /// The deepest path the search can hold. The 24-puzzle needs at most 205 moves.
@@ -321,6 +322,7 @@ enum AnyEngine {
     Manhattan(Box<Engine<Manhattan>>),
     LinearConflict(Box<Engine<LinearConflict>>),
     Exact(Box<Engine<ExactDistance>>),
+    Pdb(Box<Engine<PdbHeuristic>>),
 }
 
 macro_rules! with_engine {
@@ -329,6 +331,7 @@ macro_rules! with_engine {
             AnyEngine::Manhattan($e) => $body,
             AnyEngine::LinearConflict($e) => $body,
             AnyEngine::Exact($e) => $body,
+            AnyEngine::Pdb($e) => $body,
         }
     };
 }
@@ -376,6 +379,15 @@ pub struct UnitReport {
     pub generated: u64,
 }
 
+/// The goal turned by 180°.
+fn rotate_goal(goal: &Goal) -> Goal {
+    let tiles: Vec<u8> = goal.tiles().iter().rev().copied().collect();
+    match Board::new(goal.shape(), &tiles) {
+        Ok(b) => Goal::from_board(b),
+        Err(_) => unreachable!("a turned permutation is a permutation"),
+    }
+}
+
 /// A heuristic that cannot serve boards of some shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -412,6 +424,9 @@ pub struct Solver {
     goal: Goal,
     kind: HeuristicKind,
     engine: AnyEngine,
+    /// The search runs on the board turned by 180° (pattern databases built for the blank on
+    /// cell 0 serving a goal whose blank belongs on the last cell); moves map back reversed.
+    rotated: bool,
 }
 
 impl Solver {
@@ -436,8 +451,77 @@ impl Solver {
                 let exact = ExactDistance::new(shape, blank_label).ok_or(unsupported)?;
                 AnyEngine::Exact(Box::new(Engine::new(shape, &goal, exact)))
             }
+            HeuristicKind::Pdb => return Err(unsupported),
         };
-        Ok(Solver { goal, kind, engine })
+        Ok(Solver {
+            goal,
+            kind,
+            engine,
+            rotated: false,
+        })
+    }
+
+    /// A solver using pattern databases. The tables are built for the blank on cell 0: goals
+    /// whose blank belongs there use them directly, goals whose blank belongs on the last cell
+    /// through a 180° turn of the board; other goals are refused.
+    pub fn with_pdb(goal: Goal, pdb: PdbHeuristic) -> Result<Solver, UnsupportedHeuristic> {
+        let shape = goal.shape();
+        let unsupported = UnsupportedHeuristic {
+            kind: HeuristicKind::Pdb,
+            shape,
+        };
+        if pdb.shape() != shape {
+            return Err(unsupported);
+        }
+        let blank = goal.position_of(0);
+        let rotated = match blank {
+            0 => false,
+            b if b + 1 == shape.cells() => true,
+            _ => return Err(unsupported),
+        };
+        let search_goal = if rotated { rotate_goal(&goal) } else { goal };
+        Ok(Solver {
+            goal,
+            kind: HeuristicKind::Pdb,
+            engine: AnyEngine::Pdb(Box::new(Engine::new(shape, &search_goal, pdb))),
+            rotated,
+        })
+    }
+
+    /// The board as the search sees it: relabelled by the goal, turned if the solver is.
+    fn internal(&self, board: &Board) -> Relabelled {
+        let state = relabel(board, &self.goal);
+        if !self.rotated {
+            return state;
+        }
+        let n = board.shape().cells();
+        let mut cells = [0u8; 32];
+        for (p, c) in cells.iter_mut().enumerate().take(n) {
+            *c = (n - 1) as u8 - state.cells[n - 1 - p];
+        }
+        Relabelled {
+            cells,
+            blank: n - 1 - state.blank,
+        }
+    }
+
+    /// Search moves (as indices) back in the board's own orientation.
+    fn moves_out(&self, path: &[u8]) -> Vec<Move> {
+        let moves = to_moves(path);
+        if self.rotated {
+            moves.into_iter().map(Move::opposite).collect()
+        } else {
+            moves
+        }
+    }
+
+    /// A unit's last move as the search sees it.
+    fn last_in(&self, last: Option<Move>) -> usize {
+        match last {
+            Some(m) if self.rotated => m.opposite().index(),
+            Some(m) => m.index(),
+            None => NO_MOVE,
+        }
     }
 
     pub fn goal(&self) -> &Goal {
@@ -451,7 +535,7 @@ impl Solver {
     /// The heuristic's lower bound for `board`.
     pub fn estimate(&self, board: &Board) -> Result<u32, ShapeMismatch> {
         self.goal.check_shape(board)?;
-        let state = relabel(board, &self.goal);
+        let state = self.internal(board);
         Ok(with_engine!(&self.engine, e => e.estimate(&state)))
     }
 
@@ -463,11 +547,11 @@ impl Solver {
                 stats: SearchStats::default(),
             });
         }
-        let state = relabel(board, &self.goal);
+        let state = self.internal(board);
         let (end, stats) =
             with_engine!(&self.engine, e => e.run(&state, 0, NO_MOVE, None, false, limits));
         let outcome = match end {
-            RunEnd::Found(path) => SearchOutcome::Solved(to_moves(&path)),
+            RunEnd::Found(path) => SearchOutcome::Solved(self.moves_out(&path)),
             RunEnd::Exhausted { next_bound } => SearchOutcome::Exhausted { next_bound },
             RunEnd::Cancelled => SearchOutcome::Cancelled,
             RunEnd::BudgetExceeded => SearchOutcome::BudgetExceeded,
@@ -605,14 +689,14 @@ impl Solver {
         limits: &Limits,
     ) -> Result<UnitReport, ShapeMismatch> {
         self.goal.check_shape(&unit.board)?;
-        let state = relabel(&unit.board, &self.goal);
-        let last = unit.last.map_or(NO_MOVE, Move::index);
+        let state = self.internal(&unit.board);
+        let last = self.last_in(unit.last);
         let (end, stats) =
             with_engine!(&self.engine, e => e.run(&state, unit.g, last, Some(bound), true, limits));
         let outcome = match end {
             RunEnd::Found(suffix) => {
                 let mut path = unit.prefix.clone();
-                path.extend(to_moves(&suffix));
+                path.extend(self.moves_out(&suffix));
                 UnitOutcome::Found(path)
             }
             RunEnd::Exhausted { next_bound } => UnitOutcome::Exhausted { next_bound },
