@@ -72,6 +72,7 @@ pub fn run<W: Write>(
     instances: &[Instance],
     goal: &GoalSpec,
     heuristics: &[HeuristicKind],
+    pdb_dir: Option<&std::path::Path>,
     mut out: W,
 ) -> io::Result<Vec<(HeuristicKind, Totals)>> {
     let mut all = Vec::new();
@@ -88,7 +89,21 @@ pub fn run<W: Write>(
             let solver = match solvers.iter().position(|s| *s.goal() == goal) {
                 Some(i) => &solvers[i],
                 None => {
-                    solvers.push(Solver::new(goal, kind).map_err(io::Error::other)?);
+                    let solver = if kind == HeuristicKind::Pdb {
+                        let t = std::time::Instant::now();
+                        let pdb = crate::engine::pattern_databases(pdb_dir, goal.shape())
+                            .map_err(io::Error::other)?;
+                        writeln!(
+                            out,
+                            "pdb tables for {} loaded and verified in {:.2} s",
+                            goal.shape(),
+                            t.elapsed().as_secs_f64()
+                        )?;
+                        Solver::with_pdb(goal, pdb).map_err(io::Error::other)?
+                    } else {
+                        Solver::new(goal, kind).map_err(io::Error::other)?
+                    };
+                    solvers.push(solver);
                     &solvers[solvers.len() - 1]
                 }
             };

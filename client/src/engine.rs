@@ -6,7 +6,8 @@ use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use npuzzle_solver::{
-    Board, Goal, GoalSpec, HeuristicKind, Limits, SearchOutcome, Shape, Solver, moves_to_string,
+    Board, Goal, GoalSpec, HeuristicKind, Limits, PdbHeuristic, SearchOutcome, Shape, Solver,
+    moves_to_string,
 };
 use serde::Serialize;
 
@@ -62,6 +63,42 @@ pub struct Settings {
     pub shape: Option<Shape>,
     pub goal: GoalSpec,
     pub heuristic: HeuristicChoice,
+    /// Where pattern databases are kept (`None`: `$NPUZZLE_PDB_DIR` or the user cache).
+    pub pdb_dir: Option<std::path::PathBuf>,
+}
+
+/// Pattern databases loaded so far in this process, by (directory, shape): loaded once, shared
+/// by every thread (a 7-8 set is over half a gigabyte).
+fn loaded_pdbs() -> &'static std::sync::Mutex<HashMap<(std::path::PathBuf, Shape), PdbHeuristic>> {
+    static LOADED: std::sync::OnceLock<
+        std::sync::Mutex<HashMap<(std::path::PathBuf, Shape), PdbHeuristic>>,
+    > = std::sync::OnceLock::new();
+    LOADED.get_or_init(Default::default)
+}
+
+/// The strongest pattern databases present for `shape`, loaded and verified once.
+pub fn pattern_databases(
+    dir: Option<&std::path::Path>,
+    shape: Shape,
+) -> Result<PdbHeuristic, npuzzle_worker::tables::StoreError> {
+    let store = npuzzle_worker::tables::TableStore::new(dir.map(|d| d.to_path_buf()));
+    let key = (store.dir.clone(), shape);
+    let mut loaded = loaded_pdbs().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = loaded.get(&key) {
+        return Ok(p.clone());
+    }
+    let (_, pdb) = store.best(shape)?;
+    loaded.insert(key, pdb.clone());
+    Ok(pdb)
+}
+
+/// Whether pattern database files for `shape` are present (not yet verified).
+fn pattern_databases_present(dir: Option<&std::path::Path>, shape: Shape) -> bool {
+    let store = npuzzle_worker::tables::TableStore::new(dir.map(|d| d.to_path_buf()));
+    npuzzle_worker::tables::preferred_partitions(shape)
+        .iter()
+        .filter_map(|name| npuzzle_solver::Partition::named(shape, name).ok())
+        .any(|p| store.has(&p))
 }
 
 /// A heuristic as the command line names it: `auto` or a [`HeuristicKind`].
@@ -74,8 +111,16 @@ pub enum HeuristicChoice {
 }
 
 impl HeuristicChoice {
-    pub fn for_shape(self, shape: Shape) -> HeuristicKind {
+    /// The heuristic for boards of `shape`: `auto` prefers pattern databases when their files
+    /// are present (boards over 9 cells), then exact tables, then linear conflict.
+    pub fn for_shape(self, shape: Shape, pdb_dir: Option<&std::path::Path>) -> HeuristicKind {
         match self {
+            HeuristicChoice::Auto
+                if shape.cells() > npuzzle_solver::EXACT_MAX_CELLS
+                    && pattern_databases_present(pdb_dir, shape) =>
+            {
+                HeuristicKind::Pdb
+            }
             HeuristicChoice::Auto => HeuristicKind::best_for(shape),
             HeuristicChoice::Use(kind) => kind,
         }
@@ -119,13 +164,22 @@ impl Engine {
             Ok(g) => g,
             Err(e) => return Record::invalid(index, e.to_string()),
         };
-        let kind = self.settings.heuristic.for_shape(board.shape());
+        let pdb_dir = self.settings.pdb_dir.as_deref();
+        let kind = self.settings.heuristic.for_shape(board.shape(), pdb_dir);
         let solver = match self.solvers.entry((goal, kind)) {
             Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => match Solver::new(goal, kind) {
-                Ok(s) => e.insert(s),
-                Err(err) => return Record::invalid(index, err.to_string()),
-            },
+            Entry::Vacant(e) => {
+                let made = match kind {
+                    HeuristicKind::Pdb => pattern_databases(pdb_dir, board.shape())
+                        .map_err(|err| err.to_string())
+                        .and_then(|pdb| Solver::with_pdb(goal, pdb).map_err(|e| e.to_string())),
+                    _ => Solver::new(goal, kind).map_err(|e| e.to_string()),
+                };
+                match made {
+                    Ok(s) => e.insert(s),
+                    Err(err) => return Record::invalid(index, err),
+                }
+            }
         };
         // Timed from here: building a solver's tables is a one-time cost, not this board's.
         let started = Instant::now();

@@ -37,6 +37,29 @@ enum Command {
     Cluster(ClusterArgs),
     /// Benchmark the cluster: time, search overhead, balance, cancel latency, round trips.
     ClusterBench(ClusterBenchArgs),
+    /// Pattern databases: build them, or list what is on disk.
+    #[command(subcommand)]
+    Pdb(PdbCommand),
+}
+
+#[derive(Subcommand)]
+enum PdbCommand {
+    /// Build (or rebuild) a partition's tables into the table directory.
+    Build {
+        /// Board size: 4x4 (partitions 6-6-3, 7-8), 5x5 (6-6-6-6), 3x3 (4-4), 2x4 / 4x2 (3-4).
+        #[arg(long, value_name = "WxH")]
+        size: Shape,
+        #[arg(long)]
+        partition: String,
+        /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
+        #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+        pdb_dir: Option<PathBuf>,
+    },
+    /// List the tables present in the table directory and whether they verify.
+    List {
+        #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+        pdb_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -91,10 +114,14 @@ struct BoardOptions {
     /// Goal: blank-last (1 2 … 0), blank-first (0 1 2 …, Korf's), or the goal's tiles.
     #[arg(long, default_value = "blank-last", value_name = "GOAL")]
     goal: GoalSpec,
-    /// Heuristic: auto (the strongest for the board), md (Manhattan), lc (Manhattan + linear
-    /// conflict) or exact (a table of every state; boards of up to 9 cells).
-    #[arg(long, default_value = "auto", value_name = "auto|md|lc|exact")]
+    /// Heuristic: auto (the strongest available for the board), md (Manhattan), lc (Manhattan
+    /// and linear conflict), exact (a table of every state; up to 9 cells) or pdb (pattern
+    /// databases, built with `npuzzle pdb build`).
+    #[arg(long, default_value = "auto", value_name = "auto|md|lc|exact|pdb")]
     heuristic: HeuristicChoice,
+    /// Directory of pattern databases.
+    #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+    pdb_dir: Option<PathBuf>,
     /// Search in this process, without gRPC (the baseline engine).
     #[arg(long, conflicts_with = "coordinator")]
     serial: bool,
@@ -141,9 +168,12 @@ struct BenchArgs {
     /// Goal (Korf's files use blank-first).
     #[arg(long, default_value = "blank-last")]
     goal: GoalSpec,
-    /// Heuristics to run, comma-separated.
+    /// Heuristics to run, comma-separated (md, lc, exact, pdb).
     #[arg(long, default_value = "md,lc", value_delimiter = ',')]
     heuristic: Vec<HeuristicKind>,
+    /// Directory of pattern databases (for pdb).
+    #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+    pdb_dir: Option<PathBuf>,
     /// Board size as WxH, if not inferred.
     #[arg(long, value_name = "WxH")]
     size: Option<Shape>,
@@ -157,6 +187,7 @@ fn settings(o: &BoardOptions) -> Settings {
         shape: o.size,
         goal: o.goal.clone(),
         heuristic: o.heuristic,
+        pdb_dir: o.pdb_dir.clone(),
     }
 }
 
@@ -284,7 +315,13 @@ fn id_filter(spec: &str) -> anyhow::Result<Vec<(usize, usize)>> {
 
 fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let instances = load_instances(&args.file, args.size, args.ids.as_deref())?;
-    let totals = bench::run(&instances, &args.goal, &args.heuristic, io::stdout().lock())?;
+    let totals = bench::run(
+        &instances,
+        &args.goal,
+        &args.heuristic,
+        args.pdb_dir.as_deref(),
+        io::stdout().lock(),
+    )?;
     Ok(if totals.iter().any(|(_, t)| t.wrong > 0) {
         ExitCode::from(1)
     } else {
@@ -356,6 +393,108 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
+    use npuzzle_worker::tables::{TableStore, preferred_partitions};
+    match command {
+        PdbCommand::Build {
+            size,
+            partition,
+            pdb_dir,
+        } => {
+            let partition = npuzzle_solver::Partition::named(size, &partition)?;
+            let store = TableStore::new(pdb_dir);
+            let bar = io::stderr().is_terminal().then(|| {
+                let bar = indicatif::ProgressBar::new(0);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} placements ({eta})",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                bar
+            });
+            let started = std::time::Instant::now();
+            let mut total_bytes = 0u64;
+            for (i, tiles) in partition.patterns.iter().enumerate() {
+                let t = std::time::Instant::now();
+                if let Some(b) = &bar {
+                    b.set_prefix(format!(
+                        "table {}/{} {:?}",
+                        i + 1,
+                        partition.patterns.len(),
+                        tiles
+                    ));
+                    b.set_position(0);
+                }
+                let db = npuzzle_solver::PatternDb::build(size, tiles, |done, total| {
+                    if let Some(b) = &bar {
+                        b.set_length(total);
+                        b.set_position(done);
+                    }
+                })?;
+                let bytes = db.to_bytes();
+                total_bytes += bytes.len() as u64;
+                let path = store.path(&partition, i);
+                std::fs::create_dir_all(&store.dir)
+                    .with_context(|| format!("cannot create {}", store.dir.display()))?;
+                let tmp = path.with_extension("pdb.tmp");
+                std::fs::write(&tmp, &bytes)
+                    .with_context(|| format!("cannot write {}", tmp.display()))?;
+                std::fs::rename(&tmp, &path)?;
+                let mut hist = [0u64; 256];
+                for &v in db.table() {
+                    hist[v as usize] += 1;
+                }
+                let mean = hist
+                    .iter()
+                    .enumerate()
+                    .map(|(v, &c)| v as f64 * c as f64)
+                    .sum::<f64>()
+                    / db.table().len() as f64;
+                println!(
+                    "{}: tiles {:?}, {} entries, {:.1} MB, mean {:.2}, max {}, built in {:.1} s",
+                    path.display(),
+                    tiles,
+                    db.table().len(),
+                    bytes.len() as f64 / 1e6,
+                    mean,
+                    hist.iter().rposition(|&c| c > 0).unwrap_or(0),
+                    t.elapsed().as_secs_f64()
+                );
+            }
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            println!(
+                "{} {}: {:.1} MB in {:.1} s",
+                size,
+                partition.name,
+                total_bytes as f64 / 1e6,
+                started.elapsed().as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        PdbCommand::List { pdb_dir } => {
+            let store = TableStore::new(pdb_dir);
+            println!("{}", store.dir.display());
+            for (w, h) in [(4, 4), (5, 5), (3, 3), (2, 4), (4, 2)] {
+                let shape = Shape::new(w, h)?;
+                for name in preferred_partitions(shape) {
+                    let partition = npuzzle_solver::Partition::named(shape, name)?;
+                    if !store.has(&partition) {
+                        continue;
+                    }
+                    match store.load(&partition, true, false, |_, _, _| {}) {
+                        Ok(_) => println!("  {shape} {name}: ok"),
+                        Err(e) => println!("  {shape} {name}: {e}"),
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
 fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind(&args.listen)
@@ -400,6 +539,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench(a),
         Command::Cluster(a) => cluster(a),
         Command::ClusterBench(a) => cluster_bench(a),
+        Command::Pdb(c) => pdb(c),
     };
     match result {
         Ok(code) => code,

@@ -97,6 +97,12 @@ fn request(
     };
     let heuristic = match settings.heuristic {
         HeuristicChoice::Auto => v1::Heuristic::Auto,
+        HeuristicChoice::Use(npuzzle_solver::HeuristicKind::Pdb) => {
+            return Err(
+                "pattern databases are not served by the cluster yet; use --serial with --heuristic pdb"
+                    .to_string(),
+            );
+        }
         HeuristicChoice::Use(kind) => npuzzle_proto::heuristic_to_wire(kind),
     };
     Ok(v1::SolveRequest {

@@ -9,6 +9,7 @@
 //! # Layout
 //!
 //! - [`pool`]: the search threads and their queue.
+//! - [`tables`]: pattern databases on disk: where they live, verified loading, rebuilding.
 //! - [`run`]: connect, say hello, serve assignments, heartbeat, reconnect.
 //!
 //! # Example
@@ -22,6 +23,7 @@
 //! ```
 
 pub mod pool;
+pub mod tables;
 
 use std::collections::HashMap;
 use std::sync::Arc;
