@@ -39,6 +39,24 @@ pub trait Heuristic {
         to: usize,
         vertical: bool,
     ) -> (u32, Self::State);
+
+    /// Like [`Heuristic::after_move`], for a child that is pruned unless its value is at most
+    /// `limit`: an implementation may stop as soon as it knows the value exceeds `limit` and
+    /// return any value above it (the child's state is then never used).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn after_move_within(
+        &self,
+        h: u32,
+        state: &Self::State,
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+        _limit: u32,
+    ) -> (u32, Self::State) {
+        self.after_move(h, state, label, from, to, vertical)
+    }
 }
 
 /// Which heuristic a search uses.

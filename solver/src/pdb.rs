@@ -419,10 +419,54 @@ impl Partition {
     }
 }
 
+/// One table, laid out for the hot loop: fixed arrays, no bounds checks on the tile loop.
+#[derive(Clone, Debug)]
+struct Lookup {
+    k: usize,
+    /// The pattern's labels.
+    tiles: [u8; 8],
+    /// For the reflected board: the label whose (reflected) cell holds pattern tile i.
+    reflected_source: [u8; 8],
+    multiplier: [u32; 8],
+    table: Arc<[u8]>,
+}
+
+impl Lookup {
+    fn new(db: &PatternDb, reflect: Option<&[u8; 32]>) -> Lookup {
+        let mut l = Lookup {
+            k: db.tiles.len().min(8),
+            tiles: [0; 8],
+            reflected_source: [0; 8],
+            multiplier: [0; 8],
+            table: Arc::clone(&db.table),
+        };
+        for i in 0..l.k {
+            l.tiles[i] = db.tiles[i];
+            l.multiplier[i] = db.multiplier[i] as u32;
+            l.reflected_source[i] = reflect.map_or(0, |r| r[db.tiles[i] as usize]);
+        }
+        l
+    }
+
+    #[inline(always)]
+    fn value(&self, cell_of: impl Fn(usize) -> u32) -> u8 {
+        let mut used = 0u32;
+        let mut rank = 0usize;
+        for i in 0..self.k.min(8) {
+            let q = cell_of(i) & 31;
+            let smaller = (used & ((1u32 << q) - 1)).count_ones();
+            rank += (q - smaller) as usize * self.multiplier[i] as usize;
+            used |= 1 << q;
+        }
+        self.table.get(rank).copied().unwrap_or(0)
+    }
+}
+
 /// The additive heuristic of a partition's tables, with the reflected lookup on square boards.
 #[derive(Clone, Debug)]
 pub struct PdbHeuristic {
     dbs: Vec<PatternDb>,
+    lookups: Vec<Lookup>,
     cells: usize,
     /// `pattern_of[label]`: the pattern that holds a label (unused for the blank).
     pattern_of: [u8; 32],
@@ -437,6 +481,9 @@ pub struct PdbState {
     position: [u8; 32],
     values: [u8; 8],
     reflected: [u8; 8],
+    /// Sums of `values` and of `reflected`.
+    sum: u32,
+    reflected_sum: u32,
 }
 
 impl PdbHeuristic {
@@ -468,8 +515,13 @@ impl PdbHeuristic {
             }
             r
         });
+        let lookups = dbs
+            .iter()
+            .map(|db| Lookup::new(db, reflect.as_ref()))
+            .collect();
         Ok(PdbHeuristic {
             dbs,
+            lookups,
             cells: shape.cells(),
             pattern_of,
             reflect,
@@ -528,17 +580,21 @@ impl Heuristic for PdbHeuristic {
             position,
             values: [0; 8],
             reflected: [0; 8],
+            sum: 0,
+            reflected_sum: 0,
         };
         for (i, db) in self.dbs.iter().enumerate() {
             state.values[i] = db.lookup(&position);
         }
-        let mut h = Self::total(&state.values);
+        state.sum = Self::total(&state.values);
+        let mut h = state.sum;
         if let Some(r) = &self.reflect {
             let rp = self.reflected_position(r, &position);
             for (i, db) in self.dbs.iter().enumerate() {
                 state.reflected[i] = db.lookup(&rp);
             }
-            h = h.max(Self::total(&state.reflected));
+            state.reflected_sum = Self::total(&state.reflected);
+            h = h.max(state.reflected_sum);
         }
         (h, state)
     }
@@ -546,12 +602,26 @@ impl Heuristic for PdbHeuristic {
     #[inline(always)]
     fn after_move(
         &self,
+        h: u32,
+        state: &PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+    ) -> (u32, PdbState) {
+        self.after_move_within(h, state, label, from, to, vertical, u32::MAX)
+    }
+
+    #[inline(always)]
+    fn after_move_within(
+        &self,
         _: u32,
         state: &PdbState,
         label: u8,
         from: usize,
         to: usize,
         _: bool,
+        limit: u32,
     ) -> (u32, PdbState) {
         let mut next = *state;
         let l = label as usize & 31;
@@ -560,22 +630,28 @@ impl Heuristic for PdbHeuristic {
         next.position[0] = from as u8;
         // Only the moved tile's pattern changes.
         let p = self.pattern_of[l] as usize & 7;
-        if let Some(db) = self.dbs.get(p) {
-            next.values[p] = db.lookup(&next.position);
+        if let Some(lookup) = self.lookups.get(p) {
+            let v = lookup.value(|i| next.position[lookup.tiles[i] as usize & 31] as u32);
+            next.sum = next.sum + v as u32 - next.values[p] as u32;
+            next.values[p] = v;
         }
-        let mut h = Self::total(&next.values);
-        if let Some(r) = &self.reflect {
-            // In the reflected board, label r(l) moved to cell r(to).
-            let rl = r[l] as usize & 31;
-            let rp = self.pattern_of[rl] as usize & 7;
-            if let Some(db) = self.dbs.get(rp) {
-                let rpos = |t: u8| r[next.position[r[t as usize & 31] as usize & 31] as usize & 31];
-                let rank = db.rank(db.tiles.iter().map(|&t| rpos(t)));
-                next.reflected[rp] = db.table.get(rank).copied().unwrap_or(0);
-            }
-            h = h.max(Self::total(&next.reflected));
+        let Some(r) = &self.reflect else {
+            return (next.sum, next);
+        };
+        if next.sum > limit {
+            // Pruned whatever the reflection says: skip its lookup.
+            return (next.sum, next);
         }
-        (h, next)
+        // In the reflected board, label r(l) moved to cell r(to).
+        let rp = self.pattern_of[r[l] as usize & 31] as usize & 7;
+        if let Some(lookup) = self.lookups.get(rp) {
+            let v = lookup.value(|i| {
+                r[next.position[lookup.reflected_source[i] as usize & 31] as usize & 31] as u32
+            });
+            next.reflected_sum = next.reflected_sum + v as u32 - next.reflected[rp] as u32;
+            next.reflected[rp] = v;
+        }
+        (next.sum.max(next.reflected_sum), next)
     }
 }
 

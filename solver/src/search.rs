@@ -253,16 +253,23 @@ impl<H: Heuristic> Dfs<'_, H> {
         let w = engine.width;
         let mut next_bound = u32::MAX;
         let mut generated = 0u64;
+        // A child survives only with h <= limit.
+        let limit = self.bound.saturating_sub(g + 1);
         macro_rules! child {
             ($dir:expr, $to:expr) => {
                 if moves & (1 << $dir) != 0 && last != $dir ^ 1 {
                     generated += 1;
                     let to = ($to) & 31;
                     let label = self.cells[to];
-                    let (nh, nhs) =
-                        engine
-                            .heuristic
-                            .after_move(h, &hs, label, to, blank, $dir < LEFT);
+                    let (nh, nhs) = engine.heuristic.after_move_within(
+                        h,
+                        &hs,
+                        label,
+                        to,
+                        blank,
+                        $dir < LEFT,
+                        limit,
+                    );
                     let f = g + 1 + nh;
                     if f > self.bound {
                         next_bound = next_bound.min(f);
