@@ -18,6 +18,7 @@
 //! k-permutation of n (`n!/(n-k)!` entries, one byte each).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use thiserror::Error;
 
@@ -179,6 +180,8 @@ impl PatternDb {
     /// wall of pattern tiles, which makes the tables markedly stronger.
     ///
     /// `progress(done, total)` is called once per depth with the placements settled so far.
+    /// Each depth is searched by all available cores (scoped threads; the tables and bitsets
+    /// are shared through atomics, and every (placement, region) is claimed exactly once).
     pub fn build(
         shape: Shape,
         tiles: &[u8],
@@ -188,59 +191,49 @@ impl PatternDb {
         let n = shape.cells();
         let k = tiles.len();
         let total = Self::entries(shape, k);
-        let mut table = vec![UNSEEN; total as usize];
-        // One bit per (placement, blank cell): that blank's region has been expanded.
-        let mut expanded = vec![0u64; (total as usize * n).div_ceil(64)];
+        let table: Vec<AtomicU8> = (0..total).map(|_| AtomicU8::new(UNSEEN)).collect();
+        let words = (total as usize * n).div_ceil(64);
+        // Per (placement, blank cell): queued for a depth already, and region expanded.
+        let queued: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+        let expanded: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
         let shell = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
         let geometry = Geometry::new(shape);
-        let start = shell.rank(tiles.iter().copied()) as u32;
-        let mut layer: Vec<(u32, u8)> = vec![(start, 0)];
+        let start = shell.rank(tiles.iter().copied()) as u64;
+        let mut layer: Vec<u64> = vec![start << 8];
+        set_bit(&queued, start as usize * n);
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
         let mut depth = 0u8;
         let mut settled = 0u64;
-        let mut cells = [0u8; 32];
         while !layer.is_empty() {
-            let mut next: Vec<(u32, u8)> = Vec::with_capacity(layer.len() * 2);
-            for &(rank, blank) in &layer {
-                let bit = rank as usize * n + blank as usize;
-                if expanded[bit / 64] & (1 << (bit % 64)) != 0 {
-                    continue;
-                }
-                shell.unrank(rank as u64, &mut cells);
-                let occupied: u32 = cells[..k].iter().fold(0, |m, &c| m | 1 << c);
-                let region = geometry.flood(1 << blank, geometry.all & !occupied);
-                // Every blank cell of this region is the same state.
-                let mut rest = region;
-                while rest != 0 {
-                    let c = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    let bit = rank as usize * n + c;
-                    expanded[bit / 64] |= 1 << (bit % 64);
-                }
-                if table[rank as usize] == UNSEEN {
-                    table[rank as usize] = depth;
-                    settled += 1;
-                }
-                // Slide any pattern tile next to the region into it: cost 1.
-                for i in 0..k {
-                    let from = cells[i] as usize;
-                    let mut targets = geometry.neighbours[from] & region;
-                    while targets != 0 {
-                        let to = targets.trailing_zeros() as u8;
-                        targets &= targets - 1;
-                        cells[i] = to;
-                        let child = shell.rank(cells[..k].iter().copied());
-                        cells[i] = from as u8;
-                        let bit = child * n + from;
-                        if expanded[bit / 64] & (1 << (bit % 64)) == 0 {
-                            next.push((child as u32, from as u8));
-                        }
-                    }
-                }
+            let chunk = layer.len().div_ceil(threads).max(1);
+            let results: Vec<(Vec<u64>, u64)> = std::thread::scope(|scope| {
+                let workers: Vec<_> = layer
+                    .chunks(chunk)
+                    .map(|part| {
+                        let (table, queued, expanded) = (&table, &queued, &expanded);
+                        let (shell, geometry) = (&shell, &geometry);
+                        scope.spawn(move || {
+                            expand_layer(
+                                part, depth, n, k, shell, geometry, table, queued, expanded,
+                            )
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap_or_default())
+                    .collect()
+            });
+            let mut next = Vec::with_capacity(results.iter().map(|r| r.0.len()).sum());
+            for (part, newly) in results {
+                next.extend(part);
+                settled += newly;
             }
             progress(settled, total);
             layer = next;
             depth += 1;
         }
+        let table: Vec<u8> = table.into_iter().map(AtomicU8::into_inner).collect();
         Ok(PatternDb::new(shape, tiles, Arc::from(table)))
     }
 
@@ -314,6 +307,73 @@ impl PatternDb {
 const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
 /// Version 2: tables built with the blank's region (version 1 let tiles step anywhere free).
 const VERSION: u32 = 2;
+
+fn set_bit(bits: &[AtomicU64], i: usize) -> bool {
+    let mask = 1u64 << (i % 64);
+    bits[i / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0
+}
+
+fn has_bit(bits: &[AtomicU64], i: usize) -> bool {
+    bits[i / 64].load(Ordering::Relaxed) & (1u64 << (i % 64)) != 0
+}
+
+/// Expands one share of a depth's states (`rank << 8 | blank`): returns the states queued for
+/// the next depth and how many placements this share settled.
+#[allow(clippy::too_many_arguments)]
+fn expand_layer(
+    part: &[u64],
+    depth: u8,
+    n: usize,
+    k: usize,
+    shell: &PatternDb,
+    geometry: &Geometry,
+    table: &[AtomicU8],
+    queued: &[AtomicU64],
+    expanded: &[AtomicU64],
+) -> (Vec<u64>, u64) {
+    let mut next = Vec::with_capacity(part.len() * 2);
+    let mut settled = 0u64;
+    let mut cells = [0u8; 32];
+    for &state in part {
+        let (rank, blank) = ((state >> 8) as usize, (state & 0xff) as u32);
+        shell.unrank(rank as u64, &mut cells);
+        let occupied: u32 = cells[..k].iter().fold(0, |m, &c| m | 1 << c);
+        let region = geometry.flood(1 << blank, geometry.all & !occupied);
+        // The region's lowest cell stands for it: whoever sets its bit first expands it.
+        if set_bit(expanded, rank * n + region.trailing_zeros() as usize) {
+            continue;
+        }
+        let mut rest = region;
+        while rest != 0 {
+            let c = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            set_bit(queued, rank * n + c);
+        }
+        if table[rank]
+            .compare_exchange(UNSEEN, depth, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            settled += 1;
+        }
+        // Slide any pattern tile next to the region into it: cost 1.
+        for i in 0..k {
+            let from = cells[i] as usize;
+            let mut targets = geometry.neighbours[from] & region;
+            while targets != 0 {
+                let to = targets.trailing_zeros() as u8;
+                targets &= targets - 1;
+                cells[i] = to;
+                let child = shell.rank(cells[..k].iter().copied());
+                cells[i] = from as u8;
+                let bit = child * n + from;
+                if !has_bit(queued, bit) && !set_bit(queued, bit) {
+                    next.push((child as u64) << 8 | from as u64);
+                }
+            }
+        }
+    }
+    (next, settled)
+}
 
 /// Cell bitmasks of a board: all cells, and each cell's neighbours.
 struct Geometry {
