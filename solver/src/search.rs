@@ -355,6 +355,33 @@ pub struct WorkUnit {
     pub prefix: Vec<Move>,
 }
 
+impl WorkUnit {
+    /// The states one move further that `seen` does not hold yet (now added to it), never
+    /// undoing the last move: one step of a breadth-first expansion with duplicate detection.
+    fn children<'a>(
+        &'a self,
+        seen: &'a mut std::collections::HashSet<Board>,
+    ) -> impl Iterator<Item = WorkUnit> + 'a {
+        Move::ALL.into_iter().filter_map(move |mv| {
+            if self.last == Some(mv.opposite()) {
+                return None;
+            }
+            let child = self.board.after(mv)?;
+            if !seen.insert(child) {
+                return None;
+            }
+            let mut prefix = self.prefix.clone();
+            prefix.push(mv);
+            Some(WorkUnit {
+                board: child,
+                g: self.g + 1,
+                last: Some(mv),
+                prefix,
+            })
+        })
+    }
+}
+
 /// The root expanded breadth-first (with duplicate detection) into units at one depth.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frontier {
@@ -593,31 +620,15 @@ impl Solver {
         while layer.len() < min_units.max(1) {
             let mut next = Vec::with_capacity(layer.len() * 3);
             for unit in &layer {
-                for mv in Move::ALL {
-                    if unit.last == Some(mv.opposite()) {
-                        continue;
-                    }
-                    let Some(child) = unit.board.after(mv) else {
-                        continue;
-                    };
-                    if !seen.insert(child) {
-                        continue;
-                    }
-                    let mut prefix = unit.prefix.clone();
-                    prefix.push(mv);
-                    if child == *self.goal.board() {
+                for child in unit.children(&mut seen) {
+                    if child.board == *self.goal.board() {
                         return Ok(Frontier {
                             depth: depth + 1,
                             units: Vec::new(),
-                            solved: Some(prefix),
+                            solved: Some(child.prefix),
                         });
                     }
-                    next.push(WorkUnit {
-                        board: child,
-                        g: unit.g + 1,
-                        last: Some(mv),
-                        prefix,
-                    });
+                    next.push(child);
                 }
             }
             if next.is_empty() {
@@ -654,25 +665,7 @@ impl Solver {
                     parts.push(node.clone());
                     continue;
                 }
-                for mv in Move::ALL {
-                    if node.last == Some(mv.opposite()) {
-                        continue;
-                    }
-                    let Some(child) = node.board.after(mv) else {
-                        continue;
-                    };
-                    if !seen.insert(child) {
-                        continue;
-                    }
-                    let mut prefix = node.prefix.clone();
-                    prefix.push(mv);
-                    next.push(WorkUnit {
-                        board: child,
-                        g: node.g + 1,
-                        last: Some(mv),
-                        prefix,
-                    });
-                }
+                next.extend(node.children(&mut seen));
             }
             if next.is_empty() {
                 break;
