@@ -221,7 +221,7 @@ impl PatternDb {
                     .collect();
                 workers
                     .into_iter()
-                    .map(|w| w.join().unwrap_or_default())
+                    .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                     .collect()
             });
             let mut next = Vec::with_capacity(results.iter().map(|r| r.0.len()).sum());
