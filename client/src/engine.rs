@@ -41,6 +41,36 @@ pub struct Record {
 }
 
 impl Record {
+    /// An answer timed from `started` (to the microsecond, which keeps the JSON short):
+    /// `unsolvable` until [`Record::with_moves`] or [`Record::failed`] says otherwise.
+    pub fn answered(index: usize, nodes: u64, cached: bool, started: Instant) -> Record {
+        Record {
+            index,
+            status: Status::Unsolvable,
+            moves: None,
+            length: None,
+            nodes,
+            millis: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+            cached,
+            error: None,
+        }
+    }
+
+    /// The same answer, solved by `moves` (upper-case letters).
+    pub fn with_moves(mut self, moves: String) -> Record {
+        self.status = Status::Solved;
+        self.length = Some(moves.len());
+        self.moves = Some(moves);
+        self
+    }
+
+    /// The same answer, turned `invalid` with `error`.
+    pub fn failed(mut self, error: String) -> Record {
+        self.status = Status::Invalid;
+        self.error = Some(error);
+        self
+    }
+
     /// An `invalid` record.
     pub fn invalid(index: usize, error: impl Into<String>) -> Record {
         Record {
@@ -187,32 +217,13 @@ impl Engine {
             Ok(r) => r,
             Err(e) => return Record::invalid(index, e.to_string()),
         };
-        // Microsecond precision is plenty and keeps the JSON short.
-        let millis = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
-        let mut record = Record {
-            index,
-            status: Status::Unsolvable,
-            moves: None,
-            length: None,
-            nodes: report.stats.expanded,
-            millis,
-            cached: false,
-            error: None,
-        };
+        let record = Record::answered(index, report.stats.expanded, false, started);
         match report.outcome {
-            SearchOutcome::Solved(path) => {
-                record.status = Status::Solved;
-                record.length = Some(path.len());
-                record.moves = Some(moves_to_string(&path));
-            }
-            SearchOutcome::Unsolvable => {}
+            SearchOutcome::Solved(path) => record.with_moves(moves_to_string(&path)),
+            SearchOutcome::Unsolvable => record,
             // Without limits the search only ends solved or unsolvable; say so if it did not.
-            other => {
-                record.status = Status::Invalid;
-                record.error = Some(format!("search ended without an answer: {other:?}"));
-            }
+            other => record.failed(format!("search ended without an answer: {other:?}")),
         }
-        record
     }
 }
 

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
 
 use crate::batch::{BatchOptions, Summary, write_record};
-use crate::engine::{HeuristicChoice, Record, Settings, Status};
+use crate::engine::{HeuristicChoice, Record, Settings};
 use crate::input::{Format, Item, Reader};
 
 /// A coordinator and one worker running inside this process on `127.0.0.1:0`.
@@ -134,37 +134,19 @@ pub async fn solve(
         }
         Err(s) => return Err(s),
     };
-    let millis = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
-    let mut record = Record {
-        index,
-        status: Status::Unsolvable,
-        moves: None,
-        length: None,
-        nodes: r.nodes,
-        millis,
-        cached: r.cached,
-        error: None,
-    };
-    match v1::Outcome::try_from(r.outcome) {
-        Ok(v1::Outcome::Solved) => {
-            record.status = Status::Solved;
-            record.length = Some(r.length as usize);
-            record.moves = Some(r.moves);
-        }
-        Ok(v1::Outcome::Unsolvable) => {}
+    let record = Record::answered(index, r.nodes, r.cached, started);
+    let record = match v1::Outcome::try_from(r.outcome) {
+        Ok(v1::Outcome::Solved) => record.with_moves(r.moves),
+        Ok(v1::Outcome::Unsolvable) => record,
         _ => {
-            record.status = Status::Invalid;
-            record.error = Some(format!(
-                "no answer: {} (lower bound {})",
-                if r.error.is_empty() {
-                    "search stopped"
-                } else {
-                    &r.error
-                },
-                r.lower_bound
-            ));
+            let why = if r.error.is_empty() {
+                "search stopped"
+            } else {
+                &r.error
+            };
+            record.failed(format!("no answer: {why} (lower bound {})", r.lower_bound))
         }
-    }
+    };
     Ok(record)
 }
 
