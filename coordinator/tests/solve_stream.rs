@@ -7,14 +7,13 @@ use common::{Cluster, eager_config, korf, replays_to_blank_first, request};
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solve_event::Event;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn progress_then_the_optimal_result() {
-    let mut cluster = Cluster::start(eager_config()).await;
-    cluster.add_worker(2).await;
-    let mut client = cluster.client().await;
-    let (_, optimal, tiles) = korf(&[42]).remove(0);
+/// Every event of one `SolveStream` for `tiles` (blank-first goal).
+async fn stream_events(
+    client: &mut npuzzle_proto::v1::solver_client::SolverClient<tonic::transport::Channel>,
+    tiles: &str,
+) -> Vec<Event> {
     let mut stream = client
-        .solve_stream(request(&tiles, v1::GoalKind::BlankFirst))
+        .solve_stream(request(tiles, v1::GoalKind::BlankFirst))
         .await
         .unwrap()
         .into_inner();
@@ -22,6 +21,16 @@ async fn progress_then_the_optimal_result() {
     while let Some(e) = stream.message().await.unwrap() {
         events.push(e.event.unwrap());
     }
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_then_the_optimal_result() {
+    let mut cluster = Cluster::start(eager_config()).await;
+    cluster.add_worker(2).await;
+    let mut client = cluster.client().await;
+    let (_, optimal, tiles) = korf(&[42]).remove(0);
+    let events = stream_events(&mut client, &tiles).await;
     assert!(
         matches!(events.first(), Some(Event::Queued(_))),
         "{events:?}"
@@ -60,15 +69,7 @@ async fn progress_then_the_optimal_result() {
     assert!(bounds.last().unwrap().bound as usize <= optimal);
 
     // Now cached: a single result event.
-    let mut stream = client
-        .solve_stream(request(&tiles, v1::GoalKind::BlankFirst))
-        .await
-        .unwrap()
-        .into_inner();
-    let mut events = Vec::new();
-    while let Some(e) = stream.message().await.unwrap() {
-        events.push(e.event.unwrap());
-    }
+    let events = stream_events(&mut client, &tiles).await;
     assert_eq!(events.len(), 1);
     let Event::Result(r) = &events[0] else {
         panic!("{events:?}")
