@@ -46,7 +46,7 @@ enum Command {
 enum PdbCommand {
     /// Build (or rebuild) a partition's tables into the table directory.
     Build {
-        /// Board size: 4x4 (partitions 6-6-3, 7-8), 5x5 (6-6-6-6), 3x3 (4-4), 2x4 / 4x2 (3-4).
+        /// Board size: 4x4 (partitions 5-5-5, 6-6-3, 7-8), 5x5 (6-6-6-6), 3x3 (4-4), 2x4 / 4x2 (3-4).
         #[arg(long, value_name = "WxH")]
         size: Shape,
         #[arg(long)]

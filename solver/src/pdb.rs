@@ -444,7 +444,7 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// The built-in partitions: `4x4` `6-6-3` and `7-8`, `5x5` `6-6-6-6`, and small ones for
+    /// The built-in partitions: `4x4` `5-5-5`, `6-6-3` and `7-8`, `5x5` `6-6-6-6`, and small ones for
     /// tests (`3x3` `4-4`, `2x4` / `4x2` `3-4`). All for the blank on cell 0.
     pub fn named(shape: Shape, name: &str) -> Result<Partition, PdbError> {
         let (w, h) = (shape.width(), shape.height());
@@ -457,6 +457,12 @@ impl Partition {
                 vec![7, 8, 9, 10, 11, 12],
                 vec![13, 14, 15],
             ],
+            // Small enough to build in well under a second: for tests and small machines.
+            ((4, 4), "5-5-5") => vec![
+                vec![1, 2, 3, 5, 6],
+                vec![4, 8, 9, 12, 13],
+                vec![7, 10, 11, 14, 15],
+            ],
             ((5, 5), "6-6-6-6") => vec![
                 vec![1, 2, 5, 6, 7, 10],
                 vec![3, 4, 8, 9, 13, 14],
@@ -467,7 +473,7 @@ impl Partition {
             ((2, 4), "3-4") | ((4, 2), "3-4") => vec![vec![1, 2, 3], vec![4, 5, 6, 7]],
             _ => {
                 return Err(PdbError::Pattern(format!(
-                    "no partition {name:?} for {shape} (known: 4x4 6-6-3 and 7-8, 5x5 6-6-6-6, 3x3 4-4, 2x4 and 4x2 3-4)"
+                    "no partition {name:?} for {shape} (known: 4x4 5-5-5, 6-6-3 and 7-8, 5x5 6-6-6-6, 3x3 4-4, 2x4 and 4x2 3-4)"
                 )));
             }
         };

@@ -12,7 +12,7 @@ use npuzzle_solver::{Partition, PatternDb, PdbError, PdbHeuristic, Shape};
 /// Partitions tried by `best`, strongest first, per shape.
 pub fn preferred_partitions(shape: Shape) -> &'static [&'static str] {
     match (shape.width(), shape.height()) {
-        (4, 4) => &["7-8", "6-6-3"],
+        (4, 4) => &["7-8", "6-6-3", "5-5-5"],
         (5, 5) => &["6-6-6-6"],
         (3, 3) => &["4-4"],
         (2, 4) | (4, 2) => &["3-4"],
