@@ -18,7 +18,7 @@
 //! k-permutation of n (`n!/(n-k)!` entries, one byte each).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering};
 
 use thiserror::Error;
 
@@ -180,58 +180,126 @@ impl PatternDb {
     /// wall of pattern tiles, which makes the tables markedly stronger.
     ///
     /// `progress(done, total)` is called once per depth with the placements settled so far.
-    /// Each depth is searched by all available cores (scoped threads; the tables and bitsets
-    /// are shared through atomics, and every (placement, region) is claimed exactly once).
+    /// Each depth is one pass over the placements, shared by all available cores.
     pub fn build(
+        shape: Shape,
+        tiles: &[u8],
+        progress: impl FnMut(u64, u64),
+    ) -> Result<PatternDb, PdbError> {
+        Self::check_pattern(shape, tiles)?;
+        if shape.cells() <= 16 {
+            Self::build_with::<AtomicU16>(shape, tiles, progress)
+        } else {
+            Self::build_with::<AtomicU32>(shape, tiles, progress)
+        }
+    }
+
+    /// The breadth-first search of [`PatternDb::build`], with one word of blank cells per
+    /// placement (`u16` up to 16 cells, so the 7-8 tables need half the memory).
+    ///
+    /// Rather than queues of states, each depth is a bit per (placement, blank cell): `current`
+    /// holds the states reached at this depth, `next` those found for the next one, `reached`
+    /// those already expanded. A depth is one pass over `current` in placement order, split
+    /// into blocks that the threads claim; only the children's bits are set at random places,
+    /// with a load before the atomic OR so that most duplicates cost no locked instruction.
+    /// Everything a placement owns (its `reached` word and table byte) is written only by the
+    /// thread that claimed its block.
+    fn build_with<W: CellWord>(
         shape: Shape,
         tiles: &[u8],
         mut progress: impl FnMut(u64, u64),
     ) -> Result<PatternDb, PdbError> {
-        Self::check_pattern(shape, tiles)?;
-        let n = shape.cells();
         let k = tiles.len();
         let total = Self::entries(shape, k);
-        let table: Vec<AtomicU8> = (0..total).map(|_| AtomicU8::new(UNSEEN)).collect();
-        let words = (total as usize * n).div_ceil(64);
-        // Per (placement, blank cell): queued for a depth already, and region expanded.
-        let queued: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
-        let expanded: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+        let len = total as usize;
+        let table: Vec<AtomicU8> = (0..len).map(|_| AtomicU8::new(UNSEEN)).collect();
+        let reached: Vec<W> = (0..len).map(|_| W::default()).collect();
+        let mut current: Vec<W> = (0..len).map(|_| W::default()).collect();
+        let mut next: Vec<W> = (0..len).map(|_| W::default()).collect();
         let shell = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
         let geometry = Geometry::new(shape);
-        let start = shell.rank(tiles.iter().copied()) as u64;
-        let mut layer: Vec<u64> = vec![start << 8];
-        set_bit(&queued, start as usize * n);
+        let start = shell.rank(tiles.iter().copied());
+        // Korf's goal: the blank on cell 0.
+        current[start].or(1);
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        let mut depth = 0u8;
+        const BLOCK: usize = 1 << 14;
+        let blocks = len.div_ceil(BLOCK);
         let mut settled = 0u64;
-        while !layer.is_empty() {
-            let chunk = layer.len().div_ceil(threads).max(1);
-            let results: Vec<(Vec<u64>, u64)> = std::thread::scope(|scope| {
-                let workers: Vec<_> = layer
-                    .chunks(chunk)
-                    .map(|part| {
-                        let (table, queued, expanded) = (&table, &queued, &expanded);
-                        let (shell, geometry) = (&shell, &geometry);
+        for depth in 0u8.. {
+            if depth == UNSEEN {
+                return Err(PdbError::Pattern(format!(
+                    "{shape} {tiles:?}: distances beyond {UNSEEN} moves"
+                )));
+            }
+            let claimed = AtomicUsize::new(0);
+            let (expanded, newly) = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|_| {
+                        let (table, reached, current, next) = (&table, &reached, &current, &next);
+                        let (shell, geometry, claimed) = (&shell, &geometry, &claimed);
                         scope.spawn(move || {
-                            expand_layer(
-                                part, depth, n, k, shell, geometry, table, queued, expanded,
-                            )
+                            let mut cells = [0u8; 32];
+                            let (mut expanded, mut newly) = (0u64, 0u64);
+                            loop {
+                                let block = claimed.fetch_add(1, Ordering::Relaxed);
+                                if block >= blocks {
+                                    break;
+                                }
+                                for rank in block * BLOCK..((block + 1) * BLOCK).min(len) {
+                                    let mut fresh = current[rank].get() & !reached[rank].get();
+                                    if fresh == 0 {
+                                        continue;
+                                    }
+                                    shell.unrank(rank as u64, &mut cells);
+                                    let occupied: u32 =
+                                        cells[..k].iter().fold(0, |m, &c| m | 1 << c);
+                                    let free = geometry.all & !occupied;
+                                    if table[rank].load(Ordering::Relaxed) == UNSEEN {
+                                        table[rank].store(depth, Ordering::Relaxed);
+                                        newly += 1;
+                                    }
+                                    while fresh != 0 {
+                                        let region =
+                                            geometry.flood(fresh & fresh.wrapping_neg(), free);
+                                        fresh &= !region;
+                                        reached[rank].set(reached[rank].get() | region);
+                                        expanded += 1;
+                                        // Slide any pattern tile next to the region into it.
+                                        for i in 0..k {
+                                            let from = cells[i];
+                                            let mut targets =
+                                                geometry.neighbours[from as usize] & region;
+                                            while targets != 0 {
+                                                let to = targets.trailing_zeros() as u8;
+                                                targets &= targets - 1;
+                                                cells[i] = to;
+                                                let child = shell.rank(cells[..k].iter().copied());
+                                                cells[i] = from;
+                                                let bit = 1u32 << from;
+                                                if next[child].get() & bit == 0 {
+                                                    next[child].or(bit);
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                            (expanded, newly)
                         })
                     })
                     .collect();
                 workers
                     .into_iter()
                     .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .collect()
+                    .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
             });
-            let mut next = Vec::with_capacity(results.iter().map(|r| r.0.len()).sum());
-            for (part, newly) in results {
-                next.extend(part);
-                settled += newly;
-            }
+            settled += newly;
             progress(settled, total);
-            layer = next;
-            depth += 1;
+            if expanded == 0 {
+                break;
+            }
+            std::mem::swap(&mut current, &mut next);
+            clear(&next, threads);
         }
         let table: Vec<u8> = table.into_iter().map(AtomicU8::into_inner).collect();
         Ok(PatternDb::new(shape, tiles, Arc::from(table)))
@@ -308,71 +376,51 @@ const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
 /// Version 2: tables built with the blank's region (version 1 let tiles step anywhere free).
 const VERSION: u32 = 2;
 
-fn set_bit(bits: &[AtomicU64], i: usize) -> bool {
-    let mask = 1u64 << (i % 64);
-    bits[i / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0
+/// A placement's word of blank cells, shared between the build threads.
+trait CellWord: Default + Sync {
+    fn get(&self) -> u32;
+    fn set(&self, value: u32);
+    fn or(&self, bits: u32);
 }
 
-fn has_bit(bits: &[AtomicU64], i: usize) -> bool {
-    bits[i / 64].load(Ordering::Relaxed) & (1u64 << (i % 64)) != 0
-}
-
-/// Expands one share of a depth's states (`rank << 8 | blank`): returns the states queued for
-/// the next depth and how many placements this share settled.
-#[allow(clippy::too_many_arguments)]
-fn expand_layer(
-    part: &[u64],
-    depth: u8,
-    n: usize,
-    k: usize,
-    shell: &PatternDb,
-    geometry: &Geometry,
-    table: &[AtomicU8],
-    queued: &[AtomicU64],
-    expanded: &[AtomicU64],
-) -> (Vec<u64>, u64) {
-    let mut next = Vec::with_capacity(part.len() * 2);
-    let mut settled = 0u64;
-    let mut cells = [0u8; 32];
-    for &state in part {
-        let (rank, blank) = ((state >> 8) as usize, (state & 0xff) as u32);
-        shell.unrank(rank as u64, &mut cells);
-        let occupied: u32 = cells[..k].iter().fold(0, |m, &c| m | 1 << c);
-        let region = geometry.flood(1 << blank, geometry.all & !occupied);
-        // The region's lowest cell stands for it: whoever sets its bit first expands it.
-        if set_bit(expanded, rank * n + region.trailing_zeros() as usize) {
-            continue;
-        }
-        let mut rest = region;
-        while rest != 0 {
-            let c = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            set_bit(queued, rank * n + c);
-        }
-        if table[rank]
-            .compare_exchange(UNSEEN, depth, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            settled += 1;
-        }
-        // Slide any pattern tile next to the region into it: cost 1.
-        for i in 0..k {
-            let from = cells[i] as usize;
-            let mut targets = geometry.neighbours[from] & region;
-            while targets != 0 {
-                let to = targets.trailing_zeros() as u8;
-                targets &= targets - 1;
-                cells[i] = to;
-                let child = shell.rank(cells[..k].iter().copied());
-                cells[i] = from as u8;
-                let bit = child * n + from;
-                if !has_bit(queued, bit) && !set_bit(queued, bit) {
-                    next.push((child as u64) << 8 | from as u64);
-                }
-            }
-        }
+impl CellWord for AtomicU16 {
+    #[inline(always)]
+    fn get(&self) -> u32 {
+        self.load(Ordering::Relaxed) as u32
     }
-    (next, settled)
+    #[inline(always)]
+    fn set(&self, value: u32) {
+        self.store(value as u16, Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn or(&self, bits: u32) {
+        self.fetch_or(bits as u16, Ordering::Relaxed);
+    }
+}
+
+impl CellWord for AtomicU32 {
+    #[inline(always)]
+    fn get(&self) -> u32 {
+        self.load(Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn set(&self, value: u32) {
+        self.store(value, Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn or(&self, bits: u32) {
+        self.fetch_or(bits, Ordering::Relaxed);
+    }
+}
+
+/// Zeroes `words` with `threads` threads.
+fn clear<W: CellWord>(words: &[W], threads: usize) {
+    let chunk = words.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for part in words.chunks(chunk) {
+            scope.spawn(move || part.iter().for_each(|w| w.set(0)));
+        }
+    });
 }
 
 /// Cell bitmasks of a board: all cells, and each cell's neighbours.
@@ -748,6 +796,69 @@ mod tests {
             *g = i as u8;
         }
         assert_eq!(db.lookup(&goal), 0);
+    }
+
+    /// The plainest possible construction: a 0-1 breadth-first search over every (placement,
+    /// blank cell) state, one blank step at a time (free into a cell no pattern tile holds, 1
+    /// for sliding a pattern tile), then the minimum over the blank.
+    fn reference_table(shape: Shape, tiles: &[u8]) -> Vec<u8> {
+        let n = shape.cells();
+        let k = tiles.len();
+        let shell = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
+        let total = PatternDb::entries(shape, k) as usize;
+        let mut dist = vec![u8::MAX; total * n];
+        let start = shell.rank(tiles.iter().copied()) * n;
+        dist[start] = 0;
+        let mut deque = std::collections::VecDeque::from([start]);
+        let mut cells = [0u8; 32];
+        while let Some(state) = deque.pop_front() {
+            let (rank, blank) = (state / n, state % n);
+            let d = dist[state];
+            shell.unrank(rank as u64, &mut cells);
+            for mv in Move::ALL {
+                let Some(to) = step(shape, blank, mv) else {
+                    continue;
+                };
+                let (child, cost) = match cells[..k].iter().position(|&c| c as usize == to) {
+                    Some(i) => {
+                        let mut moved = cells;
+                        moved[i] = blank as u8;
+                        (shell.rank(moved[..k].iter().copied()) * n + to, 1)
+                    }
+                    None => (rank * n + to, 0),
+                };
+                if d + cost < dist[child] {
+                    dist[child] = d + cost;
+                    if cost == 0 {
+                        deque.push_front(child);
+                    } else {
+                        deque.push_back(child);
+                    }
+                }
+            }
+        }
+        dist.chunks(n).map(|c| *c.iter().min().unwrap()).collect()
+    }
+
+    #[test]
+    fn built_tables_equal_a_plain_zero_one_search() {
+        for (w, h, tiles) in [
+            (3, 3, vec![1, 2, 3, 4]),
+            (3, 3, vec![5, 6, 7, 8]),
+            (3, 3, vec![2, 4, 8]),
+            (2, 4, vec![4, 5, 6, 7]),
+            (4, 2, vec![1, 2, 3]),
+            (4, 4, vec![13, 14, 15]),
+            (5, 5, vec![18, 19, 24]),
+        ] {
+            let shape = Shape::new(w, h).unwrap();
+            let built = PatternDb::build(shape, &tiles, |_, _| {}).unwrap();
+            assert_eq!(
+                built.table(),
+                &reference_table(shape, &tiles)[..],
+                "{shape} {tiles:?}"
+            );
+        }
     }
 
     #[test]
