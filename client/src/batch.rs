@@ -2,90 +2,26 @@
 //! boards solved on several threads. Memory stays bounded: at most a few boards per thread are
 //! in flight, whatever the input's size.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::{self, BufRead, Write};
-use std::str::FromStr;
 use std::sync::mpsc::{Receiver, sync_channel};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::engine::{Engine, Record, Settings, Status};
+use crate::engine::{Engine, Record, Settings};
 use crate::input::{Format, Item, Reader};
 
-/// How answers are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum OutputFormat {
-    /// The judge's format for the input format (see [`text_line`]).
-    #[default]
-    Text,
-    /// One JSON object per board.
-    Jsonl,
-}
-
-impl FromStr for OutputFormat {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "text" => Ok(OutputFormat::Text),
-            "jsonl" | "json" => Ok(OutputFormat::Jsonl),
-            _ => Err(format!("unknown output {s:?}: expected text or jsonl")),
-        }
-    }
-}
+pub use crate::sink::{OutputFormat, Sink, Summary, text_line};
 
 /// A batch run's settings.
 #[derive(Clone, Debug, Default)]
 pub struct BatchOptions {
     pub format: Format,
-    pub output: OutputFormat,
     pub settings: Settings,
     /// Solver threads; 0 means one per core.
     pub jobs: usize,
-}
-
-/// Counts over a whole batch.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Summary {
-    pub solved: usize,
-    pub unsolvable: usize,
-    pub invalid: usize,
-    pub nodes: u64,
-    pub elapsed: Duration,
-}
-
-impl Summary {
-    pub fn total(&self) -> usize {
-        self.solved + self.unsolvable + self.invalid
-    }
-
-    pub(crate) fn add(&mut self, r: &Record) {
-        match r.status {
-            Status::Solved => self.solved += 1,
-            Status::Unsolvable => self.unsolvable += 1,
-            Status::Invalid => self.invalid += 1,
-        }
-        self.nodes += r.nodes;
-    }
-}
-
-/// One answer in the judge's text format for `format`: upper-case moves (lower-case for
-/// `poj1077`), `unsolvable` (`This puzzle is not solvable.` for `uva10181`), or
-/// `invalid: <reason>`.
-pub fn text_line(record: &Record, format: Format) -> String {
-    match record.status {
-        Status::Solved => {
-            let moves = record.moves.clone().unwrap_or_default();
-            if format == Format::Poj1077 {
-                moves.to_ascii_lowercase()
-            } else {
-                moves
-            }
-        }
-        Status::Unsolvable if format == Format::Uva10181 => "This puzzle is not solvable.".into(),
-        Status::Unsolvable => "unsolvable".into(),
-        Status::Invalid => format!("invalid: {}", record.error.as_deref().unwrap_or("")),
-    }
+    /// Input indices answered by an earlier run (`--resume`): skipped.
+    pub skip: HashSet<usize>,
 }
 
 fn solve_item(engine: &mut Engine, item: &Item) -> Record {
@@ -103,7 +39,7 @@ fn solve_item(engine: &mut Engine, item: &Item) -> Record {
 /// board to `out` in input order.
 pub fn run<R: BufRead, W: Write + Send>(
     input: R,
-    out: W,
+    sink: Sink<W>,
     options: &BatchOptions,
 ) -> io::Result<Summary> {
     let started = Instant::now();
@@ -111,9 +47,11 @@ pub fn run<R: BufRead, W: Write + Send>(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let (work_tx, work_rx) = sync_channel::<(Item, Format)>(jobs * 4);
+    // Items travel with their sequence number among the boards dispatched, which orders the
+    // output even when `--resume` leaves gaps in the input indices.
+    let (work_tx, work_rx) = sync_channel::<(usize, Item, Format)>(jobs * 4);
     let work_rx = Arc::new(Mutex::new(work_rx));
-    let (done_tx, done_rx) = sync_channel::<(Record, Format)>(jobs * 4);
+    let (done_tx, done_rx) = sync_channel::<(usize, Record, Format)>(jobs * 4);
 
     std::thread::scope(|scope| {
         for _ in 0..jobs {
@@ -127,26 +65,28 @@ pub fn run<R: BufRead, W: Write + Send>(
                         Ok(rx) => rx.recv(),
                         Err(_) => break,
                     };
-                    let Ok((item, format)) = next else { break };
+                    let Ok((seq, item, format)) = next else { break };
                     let record = solve_item(&mut engine, &item);
-                    if done_tx.send((record, format)).is_err() {
+                    if done_tx.send((seq, record, format)).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(done_tx);
-        let output = options.output;
-        let writer = scope.spawn(move || write_in_order(done_rx, out, output));
+        let writer = scope.spawn(move || write_in_order(done_rx, sink));
 
         let mut reader = Reader::new(input, options.format);
         let mut read_error = None;
+        let mut seq = 0;
         while let Some(item) = reader.next() {
             match item {
+                Ok(item) if options.skip.contains(&item.index) => {}
                 Ok(item) => {
-                    if work_tx.send((item, reader.format())).is_err() {
+                    if work_tx.send((seq, item, reader.format())).is_err() {
                         break;
                     }
+                    seq += 1;
                 }
                 Err(e) => {
                     read_error = Some(e);
@@ -167,44 +107,24 @@ pub fn run<R: BufRead, W: Write + Send>(
     })
 }
 
-/// Writes one answer as `output` says.
-pub fn write_record<W: Write>(
-    out: &mut W,
-    record: &Record,
-    format: Format,
-    output: OutputFormat,
-) -> io::Result<()> {
-    match output {
-        OutputFormat::Text => writeln!(out, "{}", text_line(record, format)),
-        OutputFormat::Jsonl => {
-            serde_json::to_writer(&mut *out, record)?;
-            writeln!(out)
-        }
-    }
-}
-
 fn write_in_order<W: Write>(
-    done: Receiver<(Record, Format)>,
-    mut out: W,
-    output: OutputFormat,
+    done: Receiver<(usize, Record, Format)>,
+    mut sink: Sink<W>,
 ) -> io::Result<Summary> {
-    let mut summary = Summary::default();
     let mut waiting = BTreeMap::new();
     let mut next = 0usize;
-    for (record, format) in done {
-        waiting.insert(record.index, (record, format));
+    for (seq, record, format) in done {
+        waiting.insert(seq, (record, format));
         while let Some((record, format)) = waiting.remove(&next) {
-            summary.add(&record);
-            write_record(&mut out, &record, format, output)?;
+            sink.write(&record, format)?;
             next += 1;
         }
         // Flush once the answers ready so far are written, so a reader sees progress.
         if waiting.is_empty() {
-            out.flush()?;
+            sink.flush()?;
         }
     }
-    out.flush()?;
-    Ok(summary)
+    sink.finish()
 }
 
 #[cfg(test)]
@@ -213,7 +133,8 @@ mod tests {
 
     fn batch(input: &str, options: &BatchOptions) -> (String, Summary) {
         let mut out = Vec::new();
-        let summary = run(input.as_bytes(), &mut out, options).unwrap();
+        let sink = Sink::new(&mut out, OutputFormat::Text, false);
+        let summary = run(input.as_bytes(), sink, options).unwrap();
         (String::from_utf8(out).unwrap(), summary)
     }
 

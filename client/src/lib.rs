@@ -8,6 +8,8 @@
 //! - [`input`]: streams boards out of batch files (`lines`, `uva10181`, `poj1077`, `auto`).
 //! - [`engine`]: solves one board in-process and describes the answer as a [`engine::Record`].
 //! - [`batch`]: many boards on several threads, answers written in input order.
+//! - [`sink`]: where the answers go: text, JSONL or CSV, the summary, the progress bar and
+//!   `--resume`.
 //! - [`bench`]: one thread, each heuristic, nodes and node rates per instance.
 //! - [`cluster_bench`]: distribution's costs and gains, measured through a coordinator.
 //! - [`remote`]: the same through a coordinator (`--coordinator URL`), or through the embedded
@@ -16,11 +18,12 @@
 //! # Example
 //!
 //! ```
-//! use npuzzle_client::batch::{self, BatchOptions};
+//! use npuzzle_client::batch::{self, BatchOptions, OutputFormat, Sink};
 //!
 //! let input = "2 3 4 1 5 x 7 6 8\n";
 //! let mut out = Vec::new();
-//! let summary = batch::run(input.as_bytes(), &mut out, &BatchOptions::default())?;
+//! let sink = Sink::new(&mut out, OutputFormat::Text, false);
+//! let summary = batch::run(input.as_bytes(), sink, &BatchOptions::default())?;
 //! assert_eq!(summary.solved, 1);
 //! assert_eq!(String::from_utf8(out)?.trim().len(), 19); // POJ 1077: 19 lower-case moves
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -32,3 +35,4 @@ pub mod cluster_bench;
 pub mod engine;
 pub mod input;
 pub mod remote;
+pub mod sink;

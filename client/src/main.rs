@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use npuzzle_client::batch::{self, BatchOptions, OutputFormat};
+use npuzzle_client::batch::{self, BatchOptions, OutputFormat, Sink};
 use npuzzle_client::engine::{Engine, HeuristicChoice, Settings, Status};
 use npuzzle_client::input::Format;
+use npuzzle_client::sink;
 use npuzzle_client::{bench, remote};
 use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
@@ -150,9 +151,17 @@ struct BatchArgs {
     /// Input format: auto, lines, uva10181 or poj1077.
     #[arg(long, default_value = "auto")]
     format: Format,
-    /// Output: text (the judge's format) or jsonl (one JSON object per board).
+    /// Output: text (the judge's format, one line per board), jsonl (one JSON object per
+    /// board) or csv (a header, then one row per board).
     #[arg(long, default_value = "text")]
     output: OutputFormat,
+    /// Write the answers to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Continue an interrupted run: keep the answers already in --out FILE, skip those boards
+    /// and append the rest (same input and --output as before).
+    #[arg(long, requires = "out")]
+    resume: bool,
     /// Boards in flight: solver threads with --serial (default: one per core), concurrent
     /// requests otherwise (default: four per core).
     #[arg(long, default_value_t = 0)]
@@ -257,44 +266,74 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
-    let options = BatchOptions {
+    let mut options = BatchOptions {
         format: args.format,
-        output: args.output,
         settings: settings(&args.options),
         jobs: args.jobs,
+        skip: Default::default(),
     };
-    let input: Box<dyn io::BufRead + Send> = match args.input.as_deref() {
+    let path = args.input.as_deref().filter(|p| p.as_os_str() != "-");
+    let input: Box<dyn io::BufRead + Send> = match path {
         None => Box::new(BufReader::new(io::stdin())),
-        Some(p) if p.as_os_str() == "-" => Box::new(BufReader::new(io::stdin())),
         Some(p) => {
             let file = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
             Box::new(BufReader::new(file))
         }
     };
+    let (out, appending): (Box<dyn Write + Send>, bool) = match (&args.out, args.resume) {
+        (Some(p), true) => {
+            let (file, done) = sink::resume(p, args.output)
+                .with_context(|| format!("cannot resume from {}", p.display()))?;
+            let appending = !done.is_empty();
+            options.skip = done;
+            (Box::new(io::BufWriter::new(file)), appending)
+        }
+        (Some(p), false) => {
+            let file = File::create(p).with_context(|| format!("cannot create {}", p.display()))?;
+            (Box::new(io::BufWriter::new(file)), false)
+        }
+        (None, _) => (Box::new(io::BufWriter::new(io::stdout())), false),
+    };
+    let mut sink = Sink::new(out, args.output, appending);
+    let watched = io::stderr().is_terminal();
+    if watched {
+        // Count the boards first when the input is a file: one quick pass, for the ETA.
+        let total = path
+            .and_then(|p| count_boards(p, args.format))
+            .map(|n| n.saturating_sub(options.skip.len() as u64));
+        sink = sink.with_progress(total);
+    }
+    let skipped = options.skip.len();
     let summary = if args.options.serial {
-        batch::run(input, io::BufWriter::new(io::stdout()), &options)?
+        batch::run(input, sink, &options)?
     } else {
         with_coordinator(args.options.coordinator.as_deref(), async |client| {
-            let out = io::BufWriter::new(io::stdout().lock());
-            Ok(remote::batch(input, out, client, &options).await?)
+            Ok(remote::batch(input, sink, client, &options).await?)
         })?
     };
-    if io::stderr().is_terminal() {
-        eprintln!(
-            "{} boards: {} solved, {} unsolvable, {} invalid; {} nodes in {:.2} s",
-            summary.total(),
-            summary.solved,
-            summary.unsolvable,
-            summary.invalid,
-            summary.nodes,
-            summary.elapsed.as_secs_f64()
-        );
+    if watched {
+        if skipped > 0 {
+            eprintln!("{skipped} boards already answered in the output file; skipped");
+        }
+        eprintln!("{summary}");
     }
     Ok(if summary.invalid > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The number of boards in a batch file, if it can be read.
+fn count_boards(path: &std::path::Path, format: Format) -> Option<u64> {
+    let file = File::open(path).ok()?;
+    let reader = npuzzle_client::input::Reader::new(BufReader::new(file), format);
+    let mut n = 0;
+    for item in reader {
+        item.ok()?;
+        n += 1;
+    }
+    Some(n)
 }
 
 /// `1-15` or `2,5,9` (or a mix) as a predicate on ids.

@@ -14,7 +14,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
 
-use crate::batch::{BatchOptions, Summary, write_record};
+use crate::batch::{BatchOptions, Sink, Summary};
 use crate::engine::{HeuristicChoice, Record, Settings};
 use crate::input::{Format, Item, Reader};
 
@@ -154,7 +154,7 @@ pub async fn solve(
 /// answers written in input order. Input is read on a blocking thread, as a stream.
 pub async fn batch<R, W>(
     input: R,
-    mut out: W,
+    mut sink: Sink<W>,
     client: SolverClient<Channel>,
     options: &BatchOptions,
 ) -> io::Result<Summary>
@@ -169,9 +169,13 @@ where
     };
     let (tx, rx) = mpsc::channel::<io::Result<(Item, Format)>>(in_flight * 2);
     let format = options.format;
+    let skip = options.skip.clone();
     let reader = tokio::task::spawn_blocking(move || {
         let mut reader = Reader::new(input, format);
         while let Some(item) = reader.next() {
+            if matches!(&item, Ok(i) if skip.contains(&i.index)) {
+                continue;
+            }
             let item = item.map(|i| (i, reader.format()));
             if tx.blocking_send(item).is_err() {
                 break;
@@ -198,15 +202,14 @@ where
             }
         })
         .buffered(in_flight);
-    let mut summary = Summary::default();
     while let Some(answer) = answers.next().await {
         let (record, format) = answer?;
-        summary.add(&record);
-        write_record(&mut out, &record, format, options.output)?;
-        out.flush()?;
+        sink.write(&record, format)?;
+        sink.flush()?;
     }
     drop(answers);
     let _ = reader.await;
+    let mut summary = sink.finish()?;
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
