@@ -10,6 +10,7 @@
 //! - [`batch`]: many boards on several threads, answers written in input order.
 //! - [`sink`]: where the answers go: text, JSONL or CSV, the summary, the progress bar and
 //!   `--resume`.
+//! - [`tools`]: `gen` (random boards, reproducible by seed) and `verify` (replay a path).
 //! - [`bench`]: one thread, each heuristic, nodes and node rates per instance.
 //! - [`cluster_bench`]: distribution's costs and gains, measured through a coordinator.
 //! - [`remote`]: the same through a coordinator (`--coordinator URL`), or through the embedded
@@ -36,3 +37,4 @@ pub mod engine;
 pub mod input;
 pub mod remote;
 pub mod sink;
+pub mod tools;

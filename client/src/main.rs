@@ -10,8 +10,8 @@ use clap::{Args, Parser, Subcommand};
 use npuzzle_client::batch::{self, BatchOptions, OutputFormat, Sink};
 use npuzzle_client::engine::{Engine, HeuristicChoice, Settings, Status};
 use npuzzle_client::input::Format;
-use npuzzle_client::sink;
 use npuzzle_client::{bench, remote};
+use npuzzle_client::{sink, tools};
 use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
 use tonic::transport::Channel;
@@ -32,6 +32,10 @@ enum Command {
     Solve(SolveArgs),
     /// Solve a file of boards; answers come out in input order.
     Batch(BatchArgs),
+    /// Replay moves on a board: say which move is illegal, or where the path ends.
+    Verify(VerifyArgs),
+    /// Print random solvable boards, one per line (reproducible by --seed).
+    Gen(GenArgs),
     /// Benchmark: nodes, time and node rate per instance for each heuristic (one thread).
     Bench(BenchArgs),
     /// Run a whole cluster (a coordinator and N workers) in this process, for trials.
@@ -131,6 +135,40 @@ struct BoardOptions {
     /// core, in this process, on loopback.
     #[arg(long, env = "NPUZZLE_COORDINATOR", value_name = "URL")]
     coordinator: Option<String>,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// The board, as for `solve`.
+    board: String,
+    /// The moves: letters U, D, L, R (the blank's direction), any case.
+    moves: String,
+    /// Board size as WxH, if not inferred.
+    #[arg(long, value_name = "WxH")]
+    size: Option<Shape>,
+    /// Goal: blank-last, blank-first, or the goal's tiles.
+    #[arg(long, default_value = "blank-last", value_name = "GOAL")]
+    goal: GoalSpec,
+}
+
+#[derive(Args)]
+struct GenArgs {
+    /// Board size as WxH (e.g. 4x4).
+    #[arg(long, value_name = "WxH")]
+    size: Shape,
+    /// How many boards.
+    #[arg(long, default_value_t = 10)]
+    count: usize,
+    /// The random seed: the same seed gives the same boards on every machine.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Random walks of this many moves from the goal instead of uniformly random boards
+    /// (easier boards, optimal length at most the walk's).
+    #[arg(long, value_name = "K")]
+    walk: Option<usize>,
+    /// Goal: blank-last, blank-first, or the goal's tiles.
+    #[arg(long, default_value = "blank-last", value_name = "GOAL")]
+    goal: GoalSpec,
 }
 
 #[derive(Args)]
@@ -263,6 +301,32 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let board = npuzzle_solver::Board::parse(&args.board, args.size)
+        .map_err(|e| anyhow::anyhow!("bad board: {e}"))?;
+    let goal = args.goal.resolve(board.shape())?;
+    let (ok, message) = tools::verify(&board, &args.moves, &goal);
+    println!("{message}");
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn generate(args: GenArgs) -> anyhow::Result<ExitCode> {
+    let goal = args.goal.resolve(args.size)?;
+    let kind = args
+        .walk
+        .map_or(tools::Generate::Uniform, tools::Generate::Walk);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    for board in tools::generate(&goal, kind, args.count, args.seed) {
+        writeln!(out, "{board}")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
@@ -575,6 +639,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Solve(a) => solve(a),
         Command::Batch(a) => batch(a),
+        Command::Verify(a) => verify(a),
+        Command::Gen(a) => generate(a),
         Command::Bench(a) => bench(a),
         Command::Cluster(a) => cluster(a),
         Command::ClusterBench(a) => cluster_bench(a),
