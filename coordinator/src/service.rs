@@ -584,7 +584,9 @@ fn result_from_wire(r: v1::UnitResult) -> UnitResult {
         },
         v1::UnitStatus::Cancelled => Report::Cancelled,
         v1::UnitStatus::BudgetExceeded => Report::BudgetExceeded,
-        v1::UnitStatus::Failed | v1::UnitStatus::Unspecified => Report::Failed(r.error),
+        v1::UnitStatus::Failed | v1::UnitStatus::Unsupported | v1::UnitStatus::Unspecified => {
+            Report::Failed(r.error)
+        }
     };
     UnitResult {
         job: r.job,
