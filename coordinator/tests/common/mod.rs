@@ -143,13 +143,14 @@ pub fn replays_to_blank_first(tiles: &str, moves: &str) -> bool {
     board.verify(&path, &goal).is_ok_and(|v| v.reaches_goal)
 }
 
-/// A directory holding 4x4 `5-5-5` pattern databases, built once per test binary (about a
-/// second; the larger partitions take far too long for tests).
+/// A directory holding 4x4 `5-5-5` pattern databases (the larger partitions take far too long
+/// for tests). It lives in cargo's scratch directory for integration tests and is kept between
+/// runs: the tables are verified on every run and built (about a second) only when missing or
+/// damaged.
 pub fn tables_5_5_5() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("npuzzle-test-pdb-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pdb-5-5-5");
         let store = npuzzle_worker::tables::TableStore::new(Some(dir.clone()));
         let shape = npuzzle_solver::Shape::new(4, 4).unwrap();
         let partition = npuzzle_solver::Partition::named(shape, "5-5-5").unwrap();
