@@ -1,7 +1,8 @@
 //! Workers serve pattern databases: a worker holding 4x4 tables gets the PDB jobs and solves them
 //! optimally with far fewer nodes than linear conflict; `HEURISTIC_AUTO` uses the tables once a
 //! connected worker has them; `HEURISTIC_PDB` with no worker holding them is
-//! `FAILED_PRECONDITION` naming the shape.
+//! `FAILED_PRECONDITION` naming the shape; when the only worker with tables leaves mid-job, the
+//! units wait for another (and the request ends `UNAVAILABLE` if none comes).
 
 mod common;
 
@@ -149,4 +150,75 @@ async fn the_judge_goal_is_served_by_the_same_tables() {
     assert!(board.verify(&path, &goal).unwrap().reaches_goal);
     assert!(r.units > 0, "{r:?}");
     assert_eq!(r.heuristic_used, v1::Heuristic::Pdb as i32);
+}
+
+/// Starts Korf #3 (59 moves; about a second of 5-5-5 search) with `HEURISTIC_PDB` on a cluster
+/// with a worker without tables and one with, and stops the one with tables once it is busy.
+async fn lose_the_worker_with_tables_mid_job() -> (
+    Cluster,
+    String,
+    tokio::task::JoinHandle<Result<tonic::Response<v1::SolveResponse>, tonic::Status>>,
+) {
+    let mut cluster = Cluster::start(eager_config()).await;
+    cluster.add_worker(1).await;
+    cluster
+        .add_worker_with_tables(1, Some(tables_5_5_5()))
+        .await;
+    let (_, _, tiles) = korf(&[3]).remove(0);
+    let mut client = cluster.client().await;
+    let req = with_heuristic(&tiles, v1::Heuristic::Pdb);
+    let call = tokio::spawn(async move { client.solve(req).await });
+    while cluster.stats().await.busy_slots == 0 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    cluster.workers[1].cancel();
+    while cluster.stats().await.workers != 1 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    (cluster, tiles, call)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pdb_units_wait_for_a_worker_with_tables_when_theirs_leaves() {
+    let (mut cluster, tiles, call) = lose_the_worker_with_tables_mid_job().await;
+    // The worker without tables gets none of the job's units: they wait.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stats = cluster.stats().await;
+    assert_eq!((stats.busy_slots, stats.running_jobs), (0, 1), "{stats:?}");
+    assert!(stats.queue_depth > 0, "{stats:?}");
+    cluster
+        .add_worker_with_tables(1, Some(tables_5_5_5()))
+        .await;
+    let r = call.await.unwrap().unwrap().into_inner();
+    assert_eq!(
+        (r.outcome, r.length),
+        (v1::Outcome::Solved as i32, 59),
+        "{r:?}"
+    );
+    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert_eq!(r.heuristic_used, v1::Heuristic::Pdb as i32);
+    assert!(r.requeued >= 1, "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pdb_units_left_without_a_worker_with_tables_end_unavailable() {
+    let (cluster, _, call) = lose_the_worker_with_tables_mid_job().await;
+    let lost = Instant::now();
+    let err = call.await.unwrap().unwrap_err();
+    assert_eq!(err.code(), Code::Unavailable, "{err:?}");
+    assert!(
+        err.message()
+            .contains("no connected worker has pattern databases for 4x4 boards any more"),
+        "{}",
+        err.message()
+    );
+    // `unavailable_after` is 2 s in the eager config.
+    assert!(lost.elapsed() < Duration::from_secs(5));
+    for _ in 0..100 {
+        if cluster.stats().await.running_jobs == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the abandoned job is still running");
 }
