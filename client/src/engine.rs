@@ -97,29 +97,14 @@ pub struct Settings {
     pub pdb_dir: Option<std::path::PathBuf>,
 }
 
-/// Pattern databases loaded so far in this process, by (directory, shape): loaded once, shared
-/// by every thread (a 7-8 set is over half a gigabyte).
-fn loaded_pdbs() -> &'static std::sync::Mutex<HashMap<(std::path::PathBuf, Shape), PdbHeuristic>> {
-    static LOADED: std::sync::OnceLock<
-        std::sync::Mutex<HashMap<(std::path::PathBuf, Shape), PdbHeuristic>>,
-    > = std::sync::OnceLock::new();
-    LOADED.get_or_init(Default::default)
-}
-
-/// The strongest pattern databases present for `shape`, loaded and verified once.
+/// The strongest pattern databases present for `shape`, loaded and verified once per process
+/// (shared with an embedded worker that serves the same directory).
 pub fn pattern_databases(
     dir: Option<&std::path::Path>,
     shape: Shape,
 ) -> Result<PdbHeuristic, npuzzle_worker::tables::StoreError> {
     let store = npuzzle_worker::tables::TableStore::new(dir.map(|d| d.to_path_buf()));
-    let key = (store.dir.clone(), shape);
-    let mut loaded = loaded_pdbs().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = loaded.get(&key) {
-        return Ok(p.clone());
-    }
-    let (_, pdb) = store.best(shape)?;
-    loaded.insert(key, pdb.clone());
-    Ok(pdb)
+    store.best_shared(shape).map(|(_, pdb)| pdb)
 }
 
 /// Whether pattern database files for `shape` are present (not yet verified).

@@ -108,6 +108,10 @@ struct ClusterArgs {
     /// Search threads per worker (default: the cores shared among the workers).
     #[arg(long)]
     threads: Option<usize>,
+    /// Directory of pattern databases the workers load and serve (default: $NPUZZLE_PDB_DIR,
+    /// else the user cache).
+    #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+    pdb_dir: Option<PathBuf>,
 }
 
 /// Options shared by every command that solves boards.
@@ -248,16 +252,18 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Runs `work` against the named coordinator, or against an embedded cluster.
+/// Runs `work` against the named coordinator, or against an embedded cluster (whose worker
+/// serves the pattern databases of `settings.pdb_dir`).
 fn with_coordinator<T>(
     coordinator: Option<&str>,
+    settings: &Settings,
     work: impl AsyncFnOnce(SolverClient<Channel>) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     runtime()?.block_on(async {
         let (_embedded, url) = match coordinator {
             Some(url) => (None, url.to_string()),
             None => {
-                let cluster = remote::EmbeddedCluster::start(cores()).await?;
+                let cluster = remote::EmbeddedCluster::start(cores(), settings).await?;
                 let url = cluster.url.clone();
                 (Some(cluster), url)
             }
@@ -274,11 +280,15 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let record = if args.options.serial {
         Engine::new(settings).solve_text(0, &args.board, None)
     } else {
-        with_coordinator(args.options.coordinator.as_deref(), async |mut client| {
-            remote::solve(&mut client, 0, &args.board, None, &settings)
-                .await
-                .map_err(|s| anyhow::anyhow!("coordinator: {}", s.message()))
-        })?
+        with_coordinator(
+            args.options.coordinator.as_deref(),
+            &settings,
+            async |mut client| {
+                remote::solve(&mut client, 0, &args.board, None, &settings)
+                    .await
+                    .map_err(|s| anyhow::anyhow!("coordinator: {}", s.message()))
+            },
+        )?
     };
     let mut out = io::stdout().lock();
     if args.json {
@@ -371,9 +381,11 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     let summary = if args.options.serial {
         batch::run(input, sink, &options)?
     } else {
-        with_coordinator(args.options.coordinator.as_deref(), async |client| {
-            Ok(remote::batch(input, sink, client, &options).await?)
-        })?
+        with_coordinator(
+            args.options.coordinator.as_deref(),
+            &options.settings,
+            async |client| Ok(remote::batch(input, sink, client, &options).await?),
+        )?
     };
     if watched {
         if skipped > 0 {
@@ -478,6 +490,8 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
                     let mut config = npuzzle_worker::Config::new(url.clone());
                     config.threads = args.threads.unwrap_or((cores() / workers).max(1));
                     config.name = format!("bench-{i}");
+                    // The benchmark compares md or lc with the serial search: no tables.
+                    config.load_pdbs = false;
                     tokio::spawn(npuzzle_worker::run(config, shutdown.clone()));
                 }
                 url
@@ -497,7 +511,7 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
-    use npuzzle_worker::tables::{TableStore, preferred_partitions};
+    use npuzzle_worker::tables::{TableStore, preferred_partitions, table_shapes};
     match command {
         PdbCommand::Build {
             size,
@@ -580,8 +594,7 @@ fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
         PdbCommand::List { pdb_dir } => {
             let store = TableStore::new(pdb_dir);
             println!("{}", store.dir.display());
-            for (w, h) in [(4, 4), (5, 5), (3, 3), (2, 4), (4, 2)] {
-                let shape = Shape::new(w, h)?;
+            for shape in table_shapes() {
                 for name in preferred_partitions(shape) {
                     let partition = npuzzle_solver::Partition::named(shape, name)?;
                     if !store.has(&partition) {
@@ -616,6 +629,7 @@ fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             let mut config = npuzzle_worker::Config::new(format!("http://{address}"));
             config.threads = threads;
             config.name = format!("local-{i}");
+            config.pdb_dir = args.pdb_dir.clone();
             tokio::spawn(npuzzle_worker::run(config, shutdown.clone()));
         }
         eprintln!(

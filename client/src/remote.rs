@@ -25,9 +25,15 @@ pub struct EmbeddedCluster {
     shutdown: CancellationToken,
 }
 
+/// How long the embedded worker may take to load its pattern databases and join.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(120);
+
 impl EmbeddedCluster {
-    /// Starts both on the current tokio runtime; the worker uses `threads` search threads.
-    pub async fn start(threads: usize) -> io::Result<EmbeddedCluster> {
+    /// Starts both on the current tokio runtime, and returns once the worker has joined (so that
+    /// the coordinator knows which pattern databases it serves before the first request). The
+    /// worker uses `threads` search threads and, when `settings` may use them (`auto` or `pdb`),
+    /// the pattern databases in `settings.pdb_dir`.
+    pub async fn start(threads: usize, settings: &Settings) -> io::Result<EmbeddedCluster> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let shutdown = CancellationToken::new();
@@ -40,8 +46,37 @@ impl EmbeddedCluster {
         let mut worker = npuzzle_worker::Config::new(url.clone());
         worker.threads = threads.max(1);
         worker.name = "embedded".into();
+        worker.pdb_dir = settings.pdb_dir.clone();
+        worker.load_pdbs = matches!(
+            settings.heuristic,
+            HeuristicChoice::Auto | HeuristicChoice::Use(npuzzle_solver::HeuristicKind::Pdb)
+        );
         tokio::spawn(npuzzle_worker::run(worker, shutdown.clone()));
-        Ok(EmbeddedCluster { url, shutdown })
+        let cluster = EmbeddedCluster { url, shutdown };
+        cluster.joined().await?;
+        Ok(cluster)
+    }
+
+    /// Waits until the coordinator counts the worker (at most [`JOIN_TIMEOUT`]).
+    async fn joined(&self) -> io::Result<()> {
+        let mut client = connect(&self.url).await.map_err(io::Error::other)?;
+        let started = Instant::now();
+        loop {
+            let stats = client
+                .stats(v1::StatsRequest {})
+                .await
+                .map_err(|s| io::Error::other(s.message().to_string()))?;
+            if stats.into_inner().workers > 0 {
+                return Ok(());
+            }
+            if started.elapsed() > JOIN_TIMEOUT {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the embedded worker did not join its coordinator",
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 }
 
@@ -95,14 +130,9 @@ fn request(
             npuzzle_proto::goal_to_wire(&goal)
         }
     };
+    // `auto` is the coordinator's choice: it knows which workers hold pattern databases.
     let heuristic = match settings.heuristic {
         HeuristicChoice::Auto => v1::Heuristic::Auto,
-        HeuristicChoice::Use(npuzzle_solver::HeuristicKind::Pdb) => {
-            return Err(
-                "pattern databases are not served by the cluster yet; use --serial with --heuristic pdb"
-                    .to_string(),
-            );
-        }
         HeuristicChoice::Use(kind) => npuzzle_proto::heuristic_to_wire(kind),
     };
     Ok(v1::SolveRequest {
@@ -113,8 +143,9 @@ fn request(
     })
 }
 
-/// Solves one board through the coordinator. Invalid input (here or at the coordinator) is an
-/// `invalid` record; transport failures are errors.
+/// Solves one board through the coordinator. Invalid input (here or at the coordinator), and a
+/// heuristic no connected worker serves (no pattern databases for the shape), is an `invalid`
+/// record; transport failures are errors.
 pub async fn solve(
     client: &mut SolverClient<Channel>,
     index: usize,
@@ -129,7 +160,12 @@ pub async fn solve(
     };
     let r = match client.solve(req).await {
         Ok(r) => r.into_inner(),
-        Err(s) if s.code() == tonic::Code::InvalidArgument => {
+        Err(s)
+            if matches!(
+                s.code(),
+                tonic::Code::InvalidArgument | tonic::Code::FailedPrecondition
+            ) =>
+        {
             return Ok(Record::invalid(index, s.message()));
         }
         Err(s) => return Err(s),

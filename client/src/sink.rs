@@ -250,7 +250,7 @@ mod tests {
     use super::*;
 
     fn record(index: usize, moves: &str) -> Record {
-        Record::answered(index, 7, index % 2 == 0, std::time::Instant::now())
+        Record::answered(index, 7, index.is_multiple_of(2), std::time::Instant::now())
             .with_moves(moves.to_string())
     }
 

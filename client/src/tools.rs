@@ -102,8 +102,7 @@ mod tests {
     fn walks_stay_within_their_length_of_the_goal() {
         let goal = Goal::blank_last(Shape::new(3, 3).unwrap());
         let solver =
-            npuzzle_solver::Solver::new(goal.clone(), npuzzle_solver::HeuristicKind::Exact)
-                .unwrap();
+            npuzzle_solver::Solver::new(goal, npuzzle_solver::HeuristicKind::Exact).unwrap();
         for board in generate(&goal, Generate::Walk(12), 30, 1) {
             let length = match solver.solve(&board, &Default::default()).unwrap().outcome {
                 npuzzle_solver::SearchOutcome::Solved(m) => m.len(),

@@ -1,10 +1,25 @@
 //! `npuzzle pdb build` writes verified tables; `--heuristic pdb` uses them, refuses clearly when
-//! they are missing or corrupt, and `auto` picks them up once present.
+//! they are missing or corrupt, and `auto` picks them up once present: in-process (`--serial`)
+//! and through the embedded cluster, whose worker serves the tables of `--pdb-dir`.
 
 mod common;
 
-use common::{assert_solves, npuzzle};
+use common::{assert_solves, npuzzle, records};
 use npuzzle_solver::{Goal, Shape};
+
+/// Korf's instances (id, optimal length, tiles) from `data/korf100.txt` (blank-first goal).
+fn korf(ids: &[usize]) -> Vec<(usize, usize, String)> {
+    include_str!("../../data/korf100.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let id: usize = f[0].parse().ok()?;
+            ids.contains(&id)
+                .then(|| (id, f[1].parse().unwrap(), f[2..].join(" ")))
+        })
+        .collect()
+}
 
 fn temp_dir(name: &str) -> String {
     let d = std::env::temp_dir().join(format!("npuzzle-cli-pdb-{name}-{}", std::process::id()));
@@ -116,4 +131,109 @@ fn unknown_partitions_are_usage_errors() {
         "{}",
         out.stderr
     );
+}
+
+/// Korf instances that take linear conflict more nodes than the coordinator's probe allows
+/// (200 k), so that the workers search them.
+const PAST_THE_PROBE: [usize; 3] = [13, 73, 85];
+
+#[test]
+fn the_embedded_cluster_serves_pattern_databases() {
+    let dir = temp_dir("embedded");
+    let goal = Goal::blank_first(Shape::new(4, 4).unwrap());
+    let instances = korf(&PAST_THE_PROBE);
+    let (_, optimal, tiles) = &instances[0];
+    let solve_pdb = |tiles: &str| {
+        npuzzle(
+            &[
+                "solve",
+                tiles,
+                "--goal",
+                "blank-first",
+                "--heuristic",
+                "pdb",
+                "--pdb-dir",
+                &dir,
+                "--json",
+            ],
+            "",
+        )
+    };
+
+    // No tables: the embedded worker serves none, and the coordinator says how to build them.
+    let missing = solve_pdb(tiles);
+    assert_eq!(missing.code, 1, "{}", missing.stderr);
+    let v: serde_json::Value = serde_json::from_str(&missing.stdout).unwrap();
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.contains("no connected worker has pattern databases for 4x4 boards"),
+        "{error}"
+    );
+    assert!(
+        error.contains("npuzzle pdb build --size 4x4 --partition"),
+        "{error}"
+    );
+
+    let built = npuzzle(
+        &[
+            "pdb",
+            "build",
+            "--size",
+            "4x4",
+            "--partition",
+            "5-5-5",
+            "--pdb-dir",
+            &dir,
+        ],
+        "",
+    );
+    assert_eq!(built.code, 0, "{}", built.stderr);
+
+    let out = solve_pdb(tiles);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let moves = v["moves"].as_str().unwrap();
+    assert_eq!(assert_solves(tiles, moves, &goal), *optimal);
+
+    // A batch, with pdb, auto (which the coordinator resolves to pdb) and lc.
+    let input: String = instances.iter().map(|(_, _, t)| format!("{t}\n")).collect();
+    let batch = |heuristic: &str| {
+        let out = npuzzle(
+            &[
+                "batch",
+                "--goal",
+                "blank-first",
+                "--heuristic",
+                heuristic,
+                "--pdb-dir",
+                &dir,
+                "--output",
+                "jsonl",
+            ],
+            &input,
+        );
+        assert_eq!(out.code, 0, "{heuristic}: {}", out.stderr);
+        let answers = records(&out.stdout);
+        assert_eq!(answers.len(), instances.len());
+        let mut nodes = 0;
+        for ((id, optimal, tiles), answer) in instances.iter().zip(&answers) {
+            let moves = answer["moves"].as_str().unwrap();
+            assert_eq!(
+                assert_solves(tiles, moves, &goal),
+                *optimal,
+                "{heuristic} #{id}"
+            );
+            nodes += answer["nodes"].as_u64().unwrap();
+        }
+        nodes
+    };
+    let pdb = batch("pdb");
+    let auto = batch("auto");
+    let lc = batch("lc");
+    assert!(pdb * 2 < lc, "pdb {pdb} nodes, lc {lc}");
+    assert!(
+        auto * 2 < lc,
+        "auto {auto} nodes, lc {lc}: auto did not use the tables"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,18 +2,19 @@
 //! assignments and cancels down each worker's stream and progress to each job's driver. Every
 //! other task talks to it through a [`ClusterHandle`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_to_wire, v1};
+use npuzzle_solver::{HeuristicKind, Shape};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tonic::Status;
 
 use crate::scheduler::{
-    Assignment, Command, JobId, JobOutcome, JobSpec, JobStats, Scheduler, SchedulerConfig,
-    UnitResult, WorkerId,
+    Assignment, Capabilities, Command, JobId, JobOutcome, JobSpec, JobStats, Scheduler,
+    SchedulerConfig, UnitResult, WorkerId,
 };
 
 /// What a worker's outbound stream carries.
@@ -46,10 +47,28 @@ pub struct ClusterStats {
     pub late_nodes: u64,
 }
 
+/// Who is connected, as request handlers need to know it without asking the actor: published
+/// after every event that changes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Membership {
+    /// Workers connected now.
+    pub workers: usize,
+    /// Shapes some connected worker holds pattern databases for.
+    pub pdb_shapes: BTreeSet<Shape>,
+}
+
+impl Membership {
+    /// Whether some connected worker can search units of `shape` with `heuristic`.
+    pub fn can_serve(&self, heuristic: HeuristicKind, shape: Shape) -> bool {
+        self.workers > 0 && (heuristic != HeuristicKind::Pdb || self.pdb_shapes.contains(&shape))
+    }
+}
+
 enum Event {
     WorkerJoined {
         id: WorkerId,
         slots: usize,
+        capabilities: Capabilities,
         tx: WorkerSender,
     },
     WorkerLeft {
@@ -79,7 +98,7 @@ enum Event {
 pub struct ClusterHandle {
     tx: mpsc::UnboundedSender<Event>,
     ids: std::sync::Arc<AtomicU64>,
-    workers: watch::Receiver<usize>,
+    membership: watch::Receiver<Membership>,
 }
 
 impl ClusterHandle {
@@ -90,11 +109,32 @@ impl ClusterHandle {
 
     /// Workers connected now.
     pub fn workers(&self) -> usize {
-        *self.workers.borrow()
+        self.membership.borrow().workers
     }
 
-    pub fn worker_joined(&self, id: WorkerId, slots: usize, tx: WorkerSender) {
-        let _ = self.tx.send(Event::WorkerJoined { id, slots, tx });
+    /// Who is connected now, and what they serve.
+    pub fn membership(&self) -> Membership {
+        self.membership.borrow().clone()
+    }
+
+    /// Notified whenever the membership changes.
+    pub fn watch_membership(&self) -> watch::Receiver<Membership> {
+        self.membership.clone()
+    }
+
+    pub fn worker_joined(
+        &self,
+        id: WorkerId,
+        slots: usize,
+        capabilities: Capabilities,
+        tx: WorkerSender,
+    ) {
+        let _ = self.tx.send(Event::WorkerJoined {
+            id,
+            slots,
+            capabilities,
+            tx,
+        });
     }
 
     pub fn worker_left(&self, id: WorkerId) {
@@ -131,12 +171,12 @@ pub fn spawn(
     shutdown: CancellationToken,
 ) -> ClusterHandle {
     let (tx, rx) = mpsc::unbounded_channel();
-    let (workers_tx, workers_rx) = watch::channel(0);
-    tokio::spawn(run(config, tick, rx, workers_tx, shutdown));
+    let (membership_tx, membership_rx) = watch::channel(Membership::default());
+    tokio::spawn(run(config, tick, rx, membership_tx, shutdown));
     ClusterHandle {
         tx,
         ids: std::sync::Arc::new(AtomicU64::new(1)),
-        workers: workers_rx,
+        membership: membership_rx,
     }
 }
 
@@ -144,21 +184,21 @@ struct Actor {
     scheduler: Scheduler,
     workers: HashMap<WorkerId, WorkerSender>,
     jobs: HashMap<JobId, mpsc::UnboundedSender<JobEvent>>,
-    workers_count: watch::Sender<usize>,
+    membership: watch::Sender<Membership>,
 }
 
 async fn run(
     config: SchedulerConfig,
     tick: Duration,
     mut rx: mpsc::UnboundedReceiver<Event>,
-    workers_count: watch::Sender<usize>,
+    membership: watch::Sender<Membership>,
     shutdown: CancellationToken,
 ) {
     let mut actor = Actor {
         scheduler: Scheduler::new(config),
         workers: HashMap::new(),
         jobs: HashMap::new(),
-        workers_count,
+        membership,
     };
     let mut ticker = tokio::time::interval(tick);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -182,10 +222,15 @@ impl Actor {
     fn handle(&mut self, event: Event) {
         let now = Instant::now();
         let commands = match event {
-            Event::WorkerJoined { id, slots, tx } => {
-                tracing::info!(worker = id, slots, "worker joined");
+            Event::WorkerJoined {
+                id,
+                slots,
+                capabilities,
+                tx,
+            } => {
+                tracing::info!(worker = id, slots, pdb_shapes = ?capabilities.pdb_shapes, "worker joined");
                 self.workers.insert(id, tx);
-                self.scheduler.add_worker(id, slots, now)
+                self.scheduler.add_worker(id, slots, capabilities, now)
             }
             Event::WorkerLeft { id } => {
                 if self.workers.remove(&id).is_some() {
@@ -276,9 +321,16 @@ impl Actor {
                 }
             }
         }
-        self.workers_count.send_if_modified(|n| {
-            let now = self.workers.len();
-            std::mem::replace(n, now) != now
+        let now = Membership {
+            workers: self.workers.len(),
+            pdb_shapes: self.scheduler.pdb_shapes(),
+        };
+        self.membership.send_if_modified(|m| {
+            if *m == now {
+                return false;
+            }
+            *m = now;
+            true
         });
     }
 }

@@ -28,12 +28,41 @@
 //!   to the queue. So do the units of a worker that disconnects.
 //! - **Cancel at once.** When a job is answered or cancelled, every worker holding one of its
 //!   units gets a cancel command in the same step.
+//! - **Capabilities.** A worker says in its hello which shapes it holds pattern databases for.
+//!   Units of a job searched with pattern databases go only to workers with tables for the
+//!   job's shape; they wait in the queue while no such worker is connected. Other jobs go
+//!   anywhere.
+//!
+//! # Pattern databases on the workers, linear conflict here
+//!
+//! The coordinator keeps no tables. For its own estimates (a unit's `g + h`, hence a job's first
+//! bound) it uses its [`JobSpec::solver`], which for a PDB job is linear conflict (or exact on
+//! small boards), while the workers search the same units with pattern databases. Mixing is
+//! sound because every one of these heuristics is admissible, and the barrier rule never needs
+//! more than that:
+//!
+//! - A bound is only ever a claim that *no solution is cheaper*. The first bound is the least
+//!   linear-conflict `g + h` over the units: admissible, so no solution is cheaper than it. It may
+//!   lie below every unit's PDB value; a worker then prunes the unit at its root and reports that
+//!   value (`g + h_pdb`, still a lower bound on any solution through the unit) as its
+//!   `next_bound` at once, having expanded nothing. The job moves to the least reported value,
+//!   as for any bound: the wasted bounds cost one round trip per unit and no search.
+//! - Every later bound is the least `next_bound` reported by the workers, i.e. the least f
+//!   above the exhausted bound that their (PDB) search met. Since the search under bound `b`
+//!   with an admissible heuristic misses no path of cost `<= b`, and the least pruned f is a
+//!   lower bound on any path it pruned, the barrier's rule (a solution found under `b` is
+//!   optimal once every unit exhausted every smaller bound) holds whichever admissible
+//!   heuristic each side uses. PDBs here are not consistent (a move can change them by more
+//!   than 1), which IDA* tolerates: bounds may then rise by more than 2.
+//! - Splitting a unit and ordering units use no heuristic; checking a path replays it.
+//!
+//! So an answer is still optimal, and its length equals the bound it was found under.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use npuzzle_solver::{Goal, HeuristicKind, Move, Solver, WorkUnit};
+use npuzzle_solver::{Goal, HeuristicKind, Move, Shape, Solver, WorkUnit};
 
 pub type JobId = u64;
 pub type WorkerId = u64;
@@ -68,13 +97,66 @@ impl Default for SchedulerConfig {
     }
 }
 
+/// What a worker can search, from its hello.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Shapes the worker holds pattern databases for.
+    pub pdb_shapes: BTreeSet<Shape>,
+}
+
+impl Capabilities {
+    /// Whether the worker can search units of `shape` with `heuristic`.
+    pub fn can_search(&self, heuristic: HeuristicKind, shape: Shape) -> bool {
+        heuristic != HeuristicKind::Pdb || self.pdb_shapes.contains(&shape)
+    }
+}
+
+/// Why a request cannot get the heuristic it asked for from the workers connected now.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HeuristicUnavailable {
+    #[error(
+        "no connected worker has pattern databases for {shape} boards; build them on the workers with `npuzzle pdb build --size {shape} --partition P` (`npuzzle pdb build --help` lists the partitions) and restart the workers, or ask for another heuristic"
+    )]
+    NoPatternDatabases { shape: Shape },
+}
+
+/// The heuristic for a job on boards of `goal`'s shape, given what was `requested` (`None`:
+/// auto) and the shapes connected workers hold pattern databases for. Auto means pattern
+/// databases when a connected worker has them for the shape (boards of more than 9 cells,
+/// goals they serve), else [`HeuristicKind::best_for`]. An explicit `Pdb` with no such worker
+/// is an error naming the shape.
+pub fn choose_heuristic(
+    requested: Option<HeuristicKind>,
+    goal: &Goal,
+    pdb_shapes: &BTreeSet<Shape>,
+) -> Result<HeuristicKind, HeuristicUnavailable> {
+    let shape = goal.shape();
+    let served = pdb_shapes.contains(&shape);
+    match requested {
+        Some(HeuristicKind::Pdb) if !served => {
+            Err(HeuristicUnavailable::NoPatternDatabases { shape })
+        }
+        Some(kind) => Ok(kind),
+        None if served
+            && shape.cells() > npuzzle_solver::EXACT_MAX_CELLS
+            && Solver::pdb_serves_goal(goal) =>
+        {
+            Ok(HeuristicKind::Pdb)
+        }
+        None => Ok(HeuristicKind::best_for(shape)),
+    }
+}
+
 /// A job ready to distribute: the root's frontier and the first bound.
 #[derive(Clone, Debug)]
 pub struct JobSpec {
     pub id: JobId,
     pub goal: Goal,
+    /// What the workers search the units with.
     pub heuristic: HeuristicKind,
-    /// The same goal and heuristic, for estimates, splitting and checking paths.
+    /// The coordinator's solver for the same goal, for estimates, splitting and checking paths.
+    /// Its heuristic is the job's, except for pattern databases, which the coordinator does not
+    /// hold: then linear conflict or exact (see the module notes on why that is sound).
     pub solver: Arc<Solver>,
     pub root: npuzzle_solver::Board,
     pub units: Vec<WorkUnit>,
@@ -104,6 +186,8 @@ pub enum Report {
     Cancelled,
     BudgetExceeded,
     Failed(String),
+    /// The worker cannot search the unit's heuristic for its shape (no pattern databases).
+    Unsupported(String),
 }
 
 /// A worker's result for one assignment.
@@ -233,6 +317,8 @@ struct Job {
 
 struct Worker {
     slots: usize,
+    /// Which units it may be given.
+    capabilities: Capabilities,
     outstanding: HashSet<(JobId, Epoch, UnitId)>,
     last_seen: Instant,
 }
@@ -360,12 +446,36 @@ impl Scheduler {
         self.jobs.contains_key(&job)
     }
 
-    /// A worker joined with `slots` search threads.
-    pub fn add_worker(&mut self, id: WorkerId, slots: usize, now: Instant) -> Vec<Command> {
+    /// The shapes some connected worker holds pattern databases for.
+    pub fn pdb_shapes(&self) -> BTreeSet<Shape> {
+        self.workers
+            .values()
+            .flat_map(|w| w.capabilities.pdb_shapes.iter().copied())
+            .collect()
+    }
+
+    /// [`choose_heuristic`] with the workers connected now.
+    pub fn choose_heuristic(
+        &self,
+        requested: Option<HeuristicKind>,
+        goal: &Goal,
+    ) -> Result<HeuristicKind, HeuristicUnavailable> {
+        choose_heuristic(requested, goal, &self.pdb_shapes())
+    }
+
+    /// A worker joined with `slots` search threads and `capabilities`.
+    pub fn add_worker(
+        &mut self,
+        id: WorkerId,
+        slots: usize,
+        capabilities: Capabilities,
+        now: Instant,
+    ) -> Vec<Command> {
         self.workers.insert(
             id,
             Worker {
                 slots: slots.max(1),
+                capabilities,
                 outstanding: HashSet::new(),
                 last_seen: now,
             },
@@ -622,9 +732,19 @@ impl Scheduler {
                 job.stats.units = job.units.len();
                 Vec::new()
             }
-            Report::Cancelled | Report::Failed(_) => {
+            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) => {
                 if let Report::Failed(e) = &result.report {
                     tracing::warn!(job = job_id, worker, error = %e, "unit failed; requeued");
+                }
+                if let Report::Unsupported(e) = &result.report {
+                    // Its hello promised more than it has: send it no more of these.
+                    tracing::warn!(job = job_id, worker, error = %e, "unit unsupported; requeued");
+                    let shape = job.spec.root.shape();
+                    if job.spec.heuristic == HeuristicKind::Pdb
+                        && let Some(w) = self.workers.get_mut(&worker)
+                    {
+                        w.capabilities.pdb_shapes.remove(&shape);
+                    }
                 }
                 job.units[uid].state = UnitState::Pending;
                 job.queue.push(result.unit);
@@ -634,25 +754,35 @@ impl Scheduler {
         }
     }
 
-    /// The worker with the most free slots (lowest id on ties).
-    fn freest_worker(&self) -> Option<WorkerId> {
-        self.workers
+    /// The next (worker, job) to pair: among the workers with free slots, the freest (lowest id
+    /// on ties) that can search some job with queued units; for it, the job with the fewest
+    /// running units (lowest id on ties) among those it can search.
+    fn next_pairing(&self) -> Option<(WorkerId, JobId)> {
+        let mut free: Vec<(&WorkerId, &Worker)> = self
+            .workers
             .iter()
             .filter(|(_, w)| w.outstanding.len() < w.slots)
-            .max_by_key(|(id, w)| (w.slots - w.outstanding.len(), std::cmp::Reverse(**id)))
-            .map(|(&id, _)| id)
+            .collect();
+        free.sort_by_key(|(id, w)| (std::cmp::Reverse(w.slots - w.outstanding.len()), **id));
+        free.into_iter().find_map(|(&wid, w)| {
+            self.jobs
+                .values()
+                .filter(|j| {
+                    !j.queue.is_empty()
+                        && w.capabilities
+                            .can_search(j.spec.heuristic, j.spec.root.shape())
+                })
+                .min_by_key(|j| (j.running, j.spec.id))
+                .map(|j| (wid, j.spec.id))
+        })
     }
 
-    /// Fills free slots: the job with the fewest running units first, its largest unit first.
+    /// Fills free slots: the job with the fewest running units first, its largest unit first,
+    /// each unit to a worker that can search it.
     fn dispatch(&mut self) -> Vec<Command> {
         let mut commands = Vec::new();
-        while let Some(wid) = self.freest_worker() {
-            let Some(job) = self
-                .jobs
-                .values_mut()
-                .filter(|j| !j.queue.is_empty())
-                .min_by_key(|j| (j.running, j.spec.id))
-            else {
+        while let Some((wid, job_id)) = self.next_pairing() {
+            let Some(job) = self.jobs.get_mut(&job_id) else {
                 break;
             };
             let Some(uid) = job.queue.pop() else { break };

@@ -5,6 +5,11 @@
 //! (a serial probe with a node budget), and otherwise cuts the search into units and submits it
 //! to the scheduler. Every waiter on a flight watches its state; when the last waiter goes
 //! (answered, deadline, client gone), the job is cancelled.
+//!
+//! The heuristic is settled before a flight starts, from what connected workers hold (see
+//! [`crate::scheduler::choose_heuristic`]): pattern databases only where some worker has tables
+//! for the board's shape. The coordinator's own searches (probe, frontier, splits, estimates)
+//! never use pattern databases; for a PDB job they use linear conflict or exact.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -15,9 +20,12 @@ use dashmap::DashMap;
 use npuzzle_proto::v1::cluster_server::Cluster;
 use npuzzle_proto::v1::solver_server::Solver as SolverRpc;
 use npuzzle_proto::{
-    board_from_wire, goal_from_wire, heuristic_from_wire, moves_from_wire, moves_to_wire, v1,
+    board_from_wire, goal_from_wire, heuristic_from_wire, heuristic_to_wire, moves_from_wire,
+    moves_to_wire, pattern_database_from_wire, v1,
 };
-use npuzzle_solver::{Board, BoardKey, Goal, HeuristicKind, Limits, Move, SearchOutcome, Solver};
+use npuzzle_solver::{
+    Board, BoardKey, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver,
+};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, UnboundedReceiverStream};
@@ -26,7 +34,9 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::Config;
 use crate::cache::Cache;
 use crate::cluster::{ClusterHandle, JobEvent};
-use crate::scheduler::{JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult};
+use crate::scheduler::{
+    Capabilities, JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult, choose_heuristic,
+};
 
 /// Solvers (with their tables) kept at most; each custom goal needs its own.
 const MAX_SOLVERS: usize = 64;
@@ -50,6 +60,8 @@ enum FlightEnd {
         nodes: u64,
         /// Set when workers took part.
         stats: Option<JobStats>,
+        /// The heuristic of the search that found `path`.
+        heuristic: HeuristicKind,
     },
     Cancelled {
         lower_bound: u32,
@@ -70,6 +82,9 @@ struct FlightState {
 
 struct Flight {
     job: JobId,
+    /// What the job's units are searched with, on boards of `shape`: which workers can serve it.
+    heuristic: HeuristicKind,
+    shape: Shape,
     state: watch::Sender<FlightState>,
     waiters: AtomicUsize,
     /// Raised when the last waiter leaves: stops the probe and any later submission.
@@ -97,7 +112,8 @@ impl Drop for WaiterGuard {
 struct Puzzle {
     board: Board,
     goal: Goal,
-    heuristic: HeuristicKind,
+    /// `None` for `HEURISTIC_AUTO`; settled by [`Shared::choose`].
+    requested: Option<HeuristicKind>,
     key: BoardKey,
     deadline: Option<Instant>,
     skip_cache: bool,
@@ -127,6 +143,14 @@ fn grpc_timeout<T>(request: &Request<T>) -> Option<Duration> {
         "n" => Duration::from_nanos(n),
         _ => return None,
     })
+}
+
+/// `UNAVAILABLE`: no worker is connected.
+fn no_worker(started: Instant) -> Status {
+    Status::unavailable(format!(
+        "no worker is connected to the coordinator (waited {:.1} s); start npuzzle-worker --coordinator URL",
+        started.elapsed().as_secs_f64()
+    ))
 }
 
 impl Shared {
@@ -159,14 +183,22 @@ impl Shared {
         let invalid = |e: npuzzle_proto::WireError| Status::invalid_argument(e.to_string());
         let board = board_from_wire(r.board.as_ref()).map_err(invalid)?;
         let goal = goal_from_wire(r.goal.as_ref(), board.shape()).map_err(invalid)?;
-        let heuristic = heuristic_from_wire(r.heuristic)
-            .map_err(invalid)?
-            .unwrap_or_else(|| HeuristicKind::best_for(board.shape()));
-        if !heuristic.supports(board.shape()) {
-            return Err(Status::invalid_argument(format!(
-                "heuristic {heuristic} does not support {} boards",
-                board.shape()
-            )));
+        let requested = heuristic_from_wire(r.heuristic).map_err(invalid)?;
+        match requested {
+            // Whether some worker has the tables is settled later, by `choose`.
+            Some(HeuristicKind::Pdb) if !Solver::pdb_serves_goal(&goal) => {
+                return Err(Status::invalid_argument(
+                    "pattern databases serve goals with the blank on the first or last cell only",
+                ));
+            }
+            Some(HeuristicKind::Pdb) | None => {}
+            Some(kind) if !kind.supports(board.shape()) => {
+                return Err(Status::invalid_argument(format!(
+                    "heuristic {kind} does not support {} boards",
+                    board.shape()
+                )));
+            }
+            Some(_) => {}
         }
         let key =
             BoardKey::new(&board, &goal).map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -182,7 +214,7 @@ impl Shared {
         Ok(Puzzle {
             board,
             goal,
-            heuristic,
+            requested,
             key,
             deadline,
             skip_cache: r.skip_cache,
@@ -206,8 +238,32 @@ impl Shared {
         })
     }
 
-    /// Joins the search for `p`, starting it if none is running.
-    fn join(self: &Arc<Self>, p: &Puzzle) -> WaiterGuard {
+    /// The heuristic for `p`, from what the workers connected now serve (see
+    /// [`choose_heuristic`]). `HEURISTIC_PDB` with no worker connected at all first waits for
+    /// one, as any request that needs workers does (until the deadline or `unavailable_after`);
+    /// with workers connected and none holding tables for the shape it is `FAILED_PRECONDITION`.
+    async fn choose(&self, p: &Puzzle, started: Instant) -> Result<HeuristicKind, Status> {
+        if p.requested == Some(HeuristicKind::Pdb) {
+            let mut membership = self.cluster.watch_membership();
+            let patience = started + self.config.unavailable_after;
+            let give_up = p.deadline.map_or(patience, |d| d.min(patience));
+            while membership.borrow_and_update().workers == 0 {
+                tokio::select! {
+                    changed = membership.changed() => {
+                        if changed.is_err() {
+                            return Err(Status::unavailable("the coordinator is shutting down"));
+                        }
+                    }
+                    _ = tokio::time::sleep_until(give_up.into()) => return Err(no_worker(started)),
+                }
+            }
+        }
+        choose_heuristic(p.requested, &p.goal, &self.cluster.membership().pdb_shapes)
+            .map_err(|e| Status::failed_precondition(e.to_string()))
+    }
+
+    /// Joins the search for `p`, starting it with `heuristic` if none is running.
+    fn join(self: &Arc<Self>, p: &Puzzle, heuristic: HeuristicKind) -> WaiterGuard {
         let flight = self
             .flights
             .entry(p.key)
@@ -215,12 +271,14 @@ impl Shared {
                 let (state, _) = watch::channel(FlightState::default());
                 let flight = Arc::new(Flight {
                     job: self.cluster.next_id(),
+                    heuristic,
+                    shape: p.board.shape(),
                     state,
                     waiters: AtomicUsize::new(0),
                     cancelled: Arc::new(AtomicBool::new(false)),
                 });
                 let shared = Arc::clone(self);
-                let (board, goal, heuristic, key) = (p.board, p.goal, p.heuristic, p.key);
+                let (board, goal, key) = (p.board, p.goal, p.key);
                 let f = Arc::clone(&flight);
                 tokio::spawn(async move { shared.drive(f, board, goal, heuristic, key).await });
                 flight
@@ -260,7 +318,12 @@ impl Shared {
         goal: Goal,
         heuristic: HeuristicKind,
     ) -> FlightEnd {
-        let solver = match self.solver(goal, heuristic) {
+        // The coordinator holds no pattern databases: its own searches use the best it has.
+        let own = match heuristic {
+            HeuristicKind::Pdb => HeuristicKind::best_for(board.shape()),
+            kind => kind,
+        };
+        let solver = match self.solver(goal, own) {
             Ok(s) => s,
             Err(e) => return FlightEnd::Failed(e.message().to_string()),
         };
@@ -286,6 +349,7 @@ impl Shared {
                         path,
                         nodes: report.stats.expanded,
                         stats: None,
+                        heuristic: own,
                     };
                 }
                 SearchOutcome::Cancelled => return FlightEnd::Cancelled { lower_bound: 0 },
@@ -312,10 +376,11 @@ impl Shared {
                 path,
                 nodes: probe_nodes,
                 stats: None,
+                heuristic: own,
             };
         }
         let units = frontier.units.len() as u32;
-        tracing::info!(units, depth = frontier.depth, "distributing");
+        tracing::info!(units, depth = frontier.depth, %heuristic, "distributing");
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.cluster.submit(
             JobSpec {
@@ -360,6 +425,7 @@ impl Shared {
                             path,
                             nodes: stats.nodes + probe_nodes,
                             stats: Some(stats),
+                            heuristic,
                         },
                         JobOutcome::Cancelled { lower_bound } => {
                             FlightEnd::Cancelled { lower_bound }
@@ -379,7 +445,8 @@ impl Shared {
         started: Instant,
         mut progress: impl FnMut(&FlightState),
     ) -> Answer {
-        let mut rx = guard.flight.state.subscribe();
+        let flight = &guard.flight;
+        let mut rx = flight.state.subscribe();
         let check = Duration::from_millis(200);
         let mut no_workers_since: Option<Instant> = None;
         loop {
@@ -391,13 +458,20 @@ impl Shared {
                 progress(&state);
             }
             let now = Instant::now();
-            if self.cluster.workers() == 0 {
+            // No worker that could search this job's units (none at all, or none with pattern
+            // databases for a PDB job's shape): the units wait in the queue, for a while.
+            let membership = self.cluster.membership();
+            if !membership.can_serve(flight.heuristic, flight.shape) {
                 let since = *no_workers_since.get_or_insert(now);
                 let waited = now - since;
                 let deadline_passed = deadline.is_some_and(|d| now >= d);
                 if deadline_passed || waited >= self.config.unavailable_after {
+                    if membership.workers == 0 {
+                        return Err(no_worker(started));
+                    }
                     return Err(Status::unavailable(format!(
-                        "no worker is connected to the coordinator (waited {:.1} s); start npuzzle-worker --coordinator URL",
+                        "no connected worker has pattern databases for {} boards any more (waited {:.1} s); restart a worker that has them",
+                        flight.shape,
                         (now - started).as_secs_f64()
                     )));
                 }
@@ -431,12 +505,18 @@ impl Shared {
     fn finish(&self, end: &FlightEnd, started: Instant) -> Answer {
         let millis = started.elapsed().as_secs_f64() * 1e3;
         match end {
-            FlightEnd::Solved { path, nodes, stats } => {
+            FlightEnd::Solved {
+                path,
+                nodes,
+                stats,
+                heuristic,
+            } => {
                 let mut r = v1::SolveResponse {
                     moves: moves_to_wire(path),
                     length: path.len() as u32,
                     nodes: *nodes,
                     millis,
+                    heuristic_used: heuristic_to_wire(*heuristic) as i32,
                     ..response(v1::Outcome::Solved)
                 };
                 if let Some(s) = stats {
@@ -466,7 +546,8 @@ impl Shared {
             r.millis = started.elapsed().as_secs_f64() * 1e3;
             return Ok(r);
         }
-        let guard = self.join(&puzzle);
+        let heuristic = self.choose(&puzzle, started).await?;
+        let guard = self.join(&puzzle, heuristic);
         self.wait(&guard, puzzle.deadline, started, |_| {}).await
     }
 }
@@ -504,7 +585,8 @@ impl SolverRpc for SolverService {
             let _ = tx.try_send(Ok(event(v1::solve_event::Event::Result(r))));
             return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
         }
-        let guard = shared.join(&puzzle);
+        let heuristic = shared.choose(&puzzle, started).await?;
+        let guard = shared.join(&puzzle, heuristic);
         let running_jobs = shared.flights.len() as u32;
         let _ = tx.try_send(Ok(event(v1::solve_event::Event::Queued(v1::Queued {
             job: guard.flight.job,
@@ -584,6 +666,7 @@ fn result_from_wire(r: v1::UnitResult) -> UnitResult {
         },
         v1::UnitStatus::Cancelled => Report::Cancelled,
         v1::UnitStatus::BudgetExceeded => Report::BudgetExceeded,
+        v1::UnitStatus::Unsupported => Report::Unsupported(r.error),
         v1::UnitStatus::Failed | v1::UnitStatus::Unspecified => Report::Failed(r.error),
     };
     UnitResult {
@@ -617,9 +700,21 @@ impl Cluster for ClusterService {
         let cluster = self.shared.cluster.clone();
         let id = cluster.next_id();
         let slots = (hello.slots as usize).clamp(1, 1024);
-        tracing::info!(worker = id, name = %hello.worker_id, slots, version = %hello.version, "hello");
+        let mut capabilities = Capabilities::default();
+        for db in &hello.pattern_databases {
+            match pattern_database_from_wire(db) {
+                Ok(partition) => {
+                    capabilities.pdb_shapes.insert(partition.shape);
+                }
+                // Not fatal: the worker serves everything else.
+                Err(e) => {
+                    tracing::warn!(worker = id, name = %hello.worker_id, error = %e, "ignoring a pattern database in hello")
+                }
+            }
+        }
+        tracing::info!(worker = id, name = %hello.worker_id, slots, version = %hello.version, pattern_databases = hello.pattern_databases.len(), "hello");
         let (tx, rx) = mpsc::unbounded_channel();
-        cluster.worker_joined(id, slots, tx);
+        cluster.worker_joined(id, slots, capabilities, tx);
         tokio::spawn(async move {
             // The stream ends (or breaks) when the worker goes away.
             while let Ok(Some(msg)) = inbound.message().await {

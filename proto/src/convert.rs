@@ -2,8 +2,8 @@
 //! validates: a malformed message becomes a [`WireError`] that names the problem, never a panic.
 
 use npuzzle_solver::{
-    Board, Goal, HeuristicKind, Move, MoveParseError, ParseError, Shape, ShapeError,
-    moves_to_string, parse_moves,
+    Board, Goal, HeuristicKind, Move, MoveParseError, ParseError, Partition, PdbError, Shape,
+    ShapeError, moves_to_string, parse_moves,
 };
 use thiserror::Error;
 
@@ -28,6 +28,8 @@ pub enum WireError {
     UnknownEnum { what: &'static str, value: i32 },
     #[error("invalid moves: {0}")]
     Moves(#[from] MoveParseError),
+    #[error("invalid pattern database: {0}")]
+    PatternDatabase(PdbError),
 }
 
 /// Reads wire tiles into a board of `shape`, checking the count before anything else so that a
@@ -128,6 +130,20 @@ pub fn heuristic_to_wire(kind: HeuristicKind) -> v1::Heuristic {
     }
 }
 
+/// The partition a worker's hello names, checked against the built-in partitions of its shape.
+pub fn pattern_database_from_wire(db: &v1::PatternDatabase) -> Result<Partition, WireError> {
+    let shape = Shape::new(db.width as usize, db.height as usize)?;
+    Partition::named(shape, &db.partition).map_err(WireError::PatternDatabase)
+}
+
+pub fn pattern_database_to_wire(partition: &Partition) -> v1::PatternDatabase {
+    v1::PatternDatabase {
+        width: partition.shape.width() as u32,
+        height: partition.shape.height() as u32,
+        partition: partition.name.clone(),
+    }
+}
+
 /// A move string from the wire.
 pub fn moves_from_wire(text: &str) -> Result<Vec<Move>, WireError> {
     Ok(parse_moves(text)?)
@@ -200,6 +216,31 @@ mod tests {
             tiles: vec![],
         };
         assert!(goal_from_wire(Some(&goal), Shape::new(3, 3).unwrap()).is_err());
+    }
+
+    #[test]
+    fn pattern_databases_round_trip_and_unknown_ones_are_named() {
+        let partition = Partition::named(Shape::new(4, 4).unwrap(), "6-6-3").unwrap();
+        let wire = pattern_database_to_wire(&partition);
+        assert_eq!((wire.width, wire.height), (4, 4));
+        assert_eq!(pattern_database_from_wire(&wire).unwrap(), partition);
+        let unknown = v1::PatternDatabase {
+            partition: "9-9".into(),
+            ..wire.clone()
+        };
+        let e = pattern_database_from_wire(&unknown).unwrap_err();
+        assert!(
+            e.to_string().contains("no partition \"9-9\" for 4x4"),
+            "{e}"
+        );
+        let huge = v1::PatternDatabase {
+            width: 4_000_000_000,
+            ..wire
+        };
+        assert!(matches!(
+            pattern_database_from_wire(&huge),
+            Err(WireError::Shape(_))
+        ));
     }
 
     #[test]

@@ -504,15 +504,10 @@ impl Solver {
             kind: HeuristicKind::Pdb,
             shape,
         };
-        if pdb.shape() != shape {
+        if pdb.shape() != shape || !Solver::pdb_serves_goal(&goal) {
             return Err(unsupported);
         }
-        let blank = goal.position_of(0);
-        let rotated = match blank {
-            0 => false,
-            b if b + 1 == shape.cells() => true,
-            _ => return Err(unsupported),
-        };
+        let rotated = goal.position_of(0) != 0;
         let search_goal = if rotated { rotate_goal(&goal) } else { goal };
         Ok(Solver {
             goal,
@@ -520,6 +515,13 @@ impl Solver {
             engine: AnyEngine::Pdb(Box::new(Engine::new(shape, &search_goal, pdb))),
             rotated,
         })
+    }
+
+    /// Whether pattern databases (built for the blank on cell 0) can serve `goal`: its blank
+    /// belongs on the first cell, or on the last (through a 180° turn of the board).
+    pub fn pdb_serves_goal(goal: &Goal) -> bool {
+        let blank = goal.position_of(0);
+        blank == 0 || blank + 1 == goal.shape().cells()
     }
 
     /// The board as the search sees it: relabelled by the goal, turned if the solver is.

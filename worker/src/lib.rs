@@ -9,8 +9,10 @@
 //! # Layout
 //!
 //! - [`pool`]: the search threads and their queue.
-//! - [`tables`]: pattern databases on disk: where they live, verified loading, rebuilding.
-//! - [`run`]: connect, say hello, serve assignments, heartbeat, reconnect.
+//! - [`tables`]: pattern databases on disk: where they live, verified loading, rebuilding, and
+//!   the set a worker serves.
+//! - [`run`]: load the pattern databases present, connect, say hello (with the shapes it has
+//!   tables for), serve assignments, heartbeat, reconnect.
 //!
 //! # Example
 //!
@@ -26,6 +28,7 @@ pub mod pool;
 pub mod tables;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -37,6 +40,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::pool::{Pool, Task};
+use crate::tables::{ServedTables, TableStore};
 
 /// Worker settings.
 #[derive(Clone, Debug)]
@@ -51,6 +55,12 @@ pub struct Config {
     pub heartbeat: Duration,
     /// Longest wait between reconnection attempts.
     pub max_backoff: Duration,
+    /// Where pattern databases are kept (`None`: `$NPUZZLE_PDB_DIR`, else the per-user cache;
+    /// see [`TableStore::new`]).
+    pub pdb_dir: Option<PathBuf>,
+    /// Load the pattern databases present at start-up and serve `HEURISTIC_PDB` for their
+    /// shapes (the default). Off, the worker starts at once and serves md, lc and exact only.
+    pub load_pdbs: bool,
 }
 
 impl Config {
@@ -62,6 +72,8 @@ impl Config {
             name: format!("worker-{}", std::process::id()),
             heartbeat: Duration::from_secs(1),
             max_backoff: Duration::from_secs(5),
+            pdb_dir: None,
+            load_pdbs: true,
         }
     }
 }
@@ -87,6 +99,9 @@ enum SessionEnd {
 
 /// Serves the coordinator until `shutdown` fires, reconnecting with exponential backoff (100 ms
 /// doubling up to `max_backoff`) whenever the connection is lost. Only a malformed URL is fatal.
+///
+/// Before joining, the pattern databases present in the table directory are loaded (once per
+/// process; never built): a shape whose files fail to verify is logged and served without them.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Error> {
     tonic::transport::Endpoint::from_shared(config.coordinator.clone()).map_err(|source| {
         Error::Url {
@@ -94,11 +109,25 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Erro
             source,
         }
     })?;
-    let pool = Pool::start(config.threads.max(1));
+    let tables = if config.load_pdbs {
+        let store = TableStore::new(config.pdb_dir.clone());
+        let loading = tokio::task::spawn_blocking(move || ServedTables::load(&store));
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            loaded = loading => loaded.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "loading pattern databases failed; serving without them");
+                ServedTables::default()
+            }),
+        }
+    } else {
+        ServedTables::default()
+    };
+    let hello = hello(&config, &tables);
+    let pool = Pool::start(config.threads.max(1), tables);
     let mut backoff = Duration::from_millis(100);
     loop {
         let started = Instant::now();
-        match session(&config, &pool, &shutdown).await {
+        match session(&config, &hello, &pool, &shutdown).await {
             Ok(SessionEnd::Shutdown) => return Ok(()),
             Ok(SessionEnd::Closed) => tracing::warn!("coordinator closed the stream"),
             Err(e) => tracing::warn!(error = %e, "session ended"),
@@ -114,9 +143,33 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Erro
     }
 }
 
+/// What the worker tells the coordinator first: its slots, and the heuristics and pattern
+/// databases it serves.
+fn hello(config: &Config, tables: &ServedTables) -> v1::Hello {
+    let mut heuristics = vec![
+        v1::Heuristic::Manhattan as i32,
+        v1::Heuristic::LinearConflict as i32,
+        v1::Heuristic::Exact as i32,
+    ];
+    if !tables.is_empty() {
+        heuristics.push(v1::Heuristic::Pdb as i32);
+    }
+    v1::Hello {
+        worker_id: config.name.clone(),
+        slots: config.threads as u32,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        heuristics,
+        pattern_databases: tables
+            .partitions()
+            .map(npuzzle_proto::pattern_database_to_wire)
+            .collect(),
+    }
+}
+
 /// One connection: hello, then assignments in, results and heartbeats out.
 async fn session(
     config: &Config,
+    hello: &v1::Hello,
     pool: &Pool,
     shutdown: &CancellationToken,
 ) -> Result<SessionEnd, Error> {
@@ -133,24 +186,19 @@ async fn session(
     };
     let mut client = ClusterClient::new(channel);
     let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let hello = v1::WorkerMessage {
-        message: Some(v1::worker_message::Message::Hello(v1::Hello {
-            worker_id: config.name.clone(),
-            slots: config.threads as u32,
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            heuristics: vec![
-                v1::Heuristic::Manhattan as i32,
-                v1::Heuristic::LinearConflict as i32,
-                v1::Heuristic::Exact as i32,
-            ],
-        })),
-    };
-    let _ = out_tx.send(hello);
+    let _ = out_tx.send(v1::WorkerMessage {
+        message: Some(v1::worker_message::Message::Hello(hello.clone())),
+    });
     let mut inbound = client
         .join(UnboundedReceiverStream::new(out_rx))
         .await?
         .into_inner();
-    tracing::info!(coordinator = %config.coordinator, threads = config.threads, "joined");
+    tracing::info!(
+        coordinator = %config.coordinator,
+        threads = config.threads,
+        pattern_databases = hello.pattern_databases.len(),
+        "joined"
+    );
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, v1::UnitResult)>();
     // Per job: its cancel flag and how many of its units this worker still holds.

@@ -1,5 +1,7 @@
 //! `npuzzle-worker`: join an npuzzle coordinator and search the units it hands out.
 
+use std::path::PathBuf;
+
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 
@@ -20,6 +22,11 @@ struct Args {
     /// A name for logs.
     #[arg(long, env = "NPUZZLE_WORKER_NAME")]
     name: Option<String>,
+    /// Directory of pattern databases (default: the per-user cache, ~/.cache/npuzzle/pdb). The
+    /// tables present are loaded at start-up, never built (`npuzzle pdb build` builds them),
+    /// and their shapes served with HEURISTIC_PDB.
+    #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+    pdb_dir: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -39,6 +46,7 @@ async fn main() -> anyhow::Result<()> {
     if let Some(n) = args.name {
         config.name = n;
     }
+    config.pdb_dir = args.pdb_dir;
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
     tokio::spawn(async move {

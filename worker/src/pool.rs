@@ -1,5 +1,6 @@
 //! The search threads. Each takes the next task from a shared queue, searches it with the
-//! solver for its goal and heuristic (kept per thread), and sends the result back.
+//! solver for its goal and heuristic (kept per thread), and sends the result back. Pattern
+//! databases are loaded once per process and shared by every thread.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +11,8 @@ use npuzzle_proto::{
 };
 use npuzzle_solver::{Goal, HeuristicKind, Limits, Solver, UnitOutcome, WorkUnit};
 use tokio::sync::mpsc::UnboundedSender;
+
+use crate::tables::ServedTables;
 
 /// One assignment to search.
 pub struct Task {
@@ -26,11 +29,14 @@ pub struct Pool {
 }
 
 impl Pool {
-    pub fn start(threads: usize) -> Pool {
+    /// Starts `threads` search threads; units with `HEURISTIC_PDB` use `tables`.
+    pub fn start(threads: usize, tables: ServedTables) -> Pool {
         let (tx, rx) = mpsc::channel::<Task>();
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..threads {
             let rx = Arc::clone(&rx);
+            // Cheap: the tables themselves are behind `Arc`s.
+            let tables = tables.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("search-{i}"))
                 .spawn(move || {
@@ -45,7 +51,7 @@ impl Pool {
                             }
                         };
                         let job = task.assignment.job;
-                        let result = search(&mut solvers, &task);
+                        let result = search(&mut solvers, &tables, &task);
                         let _ = task.done.send((job, result));
                     }
                 });
@@ -76,7 +82,34 @@ fn lower_priority() {
 #[cfg(not(target_os = "linux"))]
 fn lower_priority() {}
 
-fn search(solvers: &mut HashMap<(Goal, HeuristicKind), Solver>, task: &Task) -> v1::UnitResult {
+/// A solver for `goal` and `kind`: pattern databases come from `tables`. `Err` carries the
+/// status to report: `Unsupported` when this worker has no tables for the shape.
+fn make_solver(
+    goal: Goal,
+    kind: HeuristicKind,
+    tables: &ServedTables,
+) -> Result<Solver, (v1::UnitStatus, String)> {
+    let failed = |e: npuzzle_solver::UnsupportedHeuristic| (v1::UnitStatus::Failed, e.to_string());
+    match kind {
+        HeuristicKind::Pdb => match tables.get(goal.shape()) {
+            Some(pdb) => Solver::with_pdb(goal, pdb.clone()).map_err(failed),
+            None => Err((
+                v1::UnitStatus::Unsupported,
+                format!(
+                    "this worker has no pattern databases for {} boards",
+                    goal.shape()
+                ),
+            )),
+        },
+        _ => Solver::new(goal, kind).map_err(failed),
+    }
+}
+
+fn search(
+    solvers: &mut HashMap<(Goal, HeuristicKind), Solver>,
+    tables: &ServedTables,
+    task: &Task,
+) -> v1::UnitResult {
     let a = &task.assignment;
     let mut result = v1::UnitResult {
         job: a.job,
@@ -110,11 +143,11 @@ fn search(solvers: &mut HashMap<(Goal, HeuristicKind), Solver>, task: &Task) -> 
     }
     let solver = match solvers.entry((goal, kind)) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(e) => match Solver::new(goal, kind) {
+        std::collections::hash_map::Entry::Vacant(e) => match make_solver(goal, kind, tables) {
             Ok(s) => e.insert(s),
-            Err(err) => {
-                result.status = v1::UnitStatus::Failed as i32;
-                result.error = err.to_string();
+            Err((status, error)) => {
+                result.status = status as i32;
+                result.error = error;
                 return result;
             }
         },

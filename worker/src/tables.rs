@@ -5,9 +5,19 @@
 //! never trusted otherwise: a missing, truncated, corrupt or mismatched file is rebuilt when
 //! building is allowed, else refused with an error naming the file.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use npuzzle_solver::{Partition, PatternDb, PdbError, PdbHeuristic, Shape};
+
+/// The shapes with built-in partitions (see [`preferred_partitions`]).
+pub fn table_shapes() -> Vec<Shape> {
+    [(4, 4), (5, 5), (3, 3), (2, 4), (4, 2)]
+        .into_iter()
+        .filter_map(|(w, h)| Shape::new(w, h).ok())
+        .collect()
+}
 
 /// Partitions tried by `best`, strongest first, per shape.
 pub fn preferred_partitions(shape: Shape) -> &'static [&'static str] {
@@ -144,8 +154,81 @@ impl TableStore {
         })
     }
 
+    /// [`TableStore::best`], loaded once per process: later calls for the same directory and
+    /// shape share the tables (a 7-8 set is over half a gigabyte), whichever thread, worker or
+    /// engine of the process asks. Failures are not remembered: the next call tries again.
+    pub fn best_shared(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
+        type Loaded = Mutex<HashMap<(PathBuf, Shape), (Partition, PdbHeuristic)>>;
+        static LOADED: OnceLock<Loaded> = OnceLock::new();
+        let mut loaded = LOADED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let key = (self.dir.clone(), shape);
+        if let Some(found) = loaded.get(&key) {
+            return Ok(found.clone());
+        }
+        let found = self.best(shape)?;
+        loaded.insert(key, found.clone());
+        Ok(found)
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+/// The pattern databases a worker serves: for each shape of [`table_shapes`] whose files are
+/// present, the strongest partition, loaded and verified once per process and shared (the
+/// tables live behind `Arc`s) by every search thread.
+#[derive(Clone, Debug, Default)]
+pub struct ServedTables {
+    by_shape: BTreeMap<Shape, (Partition, PdbHeuristic)>,
+}
+
+impl ServedTables {
+    /// Loads what `store` holds, never building anything. A shape without files is skipped
+    /// quietly; a shape whose files fail to load (missing piece, truncated, corrupt, mismatched)
+    /// is skipped with a warning that names the file, and the worker serves it with the other
+    /// heuristics only.
+    pub fn load(store: &TableStore) -> ServedTables {
+        let mut by_shape = BTreeMap::new();
+        for shape in table_shapes() {
+            let started = std::time::Instant::now();
+            match store.best_shared(shape) {
+                Ok((partition, pdb)) => {
+                    tracing::info!(
+                        %shape,
+                        partition = %partition.name,
+                        millis = started.elapsed().as_millis() as u64,
+                        "pattern databases loaded"
+                    );
+                    by_shape.insert(shape, (partition, pdb));
+                }
+                Err(StoreError::Missing { .. }) => {
+                    tracing::debug!(%shape, dir = %store.dir.display(), "no pattern databases")
+                }
+                Err(e) => tracing::warn!(
+                    %shape,
+                    "pattern databases not served (md, lc and exact still are): {e}"
+                ),
+            }
+        }
+        ServedTables { by_shape }
+    }
+
+    /// The tables for boards of `shape`, if served.
+    pub fn get(&self, shape: Shape) -> Option<&PdbHeuristic> {
+        self.by_shape.get(&shape).map(|(_, pdb)| pdb)
+    }
+
+    /// The partitions served, one per shape.
+    pub fn partitions(&self) -> impl Iterator<Item = &Partition> {
+        self.by_shape.values().map(|(partition, _)| partition)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_shape.is_empty()
     }
 }
 
@@ -193,5 +276,36 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("truncated"), "{err}");
         let _ = std::fs::remove_dir_all(store.dir());
+    }
+
+    #[test]
+    fn a_worker_serves_what_verifies_and_skips_a_corrupt_shape() {
+        let shape = Shape::new(3, 3).unwrap();
+        let good = TableStore::new(Some(temp_dir("served")));
+        assert!(ServedTables::load(&good).is_empty());
+        let partition = Partition::named(shape, "4-4").unwrap();
+        good.load(&partition, true, true, |_, _, _| {}).unwrap();
+        let served = ServedTables::load(&good);
+        assert!(served.get(shape).is_some());
+        assert!(served.get(Shape::new(4, 4).unwrap()).is_none());
+        let names: Vec<String> = served.partitions().map(|p| p.name.clone()).collect();
+        assert_eq!(names, ["4-4"]);
+        // Loaded once per process: a second load shares the same tables.
+        let again = ServedTables::load(&good);
+        assert!(std::ptr::eq(
+            again.get(shape).unwrap().tables()[0].table(),
+            served.get(shape).unwrap().tables()[0].table()
+        ));
+
+        let bad = TableStore::new(Some(temp_dir("served-corrupt")));
+        bad.load(&partition, true, true, |_, _, _| {}).unwrap();
+        let path = bad.path(&partition, 0);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(ServedTables::load(&bad).is_empty());
+        let _ = std::fs::remove_dir_all(good.dir());
+        let _ = std::fs::remove_dir_all(bad.dir());
     }
 }

@@ -1,6 +1,8 @@
 //! A real cluster on loopback: a coordinator on port 0 and in-process workers.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use npuzzle_coordinator::{Config, SchedulerConfig};
@@ -42,12 +44,21 @@ impl Cluster {
         }
     }
 
-    /// Starts a worker with `threads` search threads and waits until the coordinator counts it.
+    /// Starts a worker with `threads` search threads and no pattern databases, and waits until
+    /// the coordinator counts it.
     pub async fn add_worker(&mut self, threads: usize) {
+        self.add_worker_with_tables(threads, None).await;
+    }
+
+    /// The same, loading the pattern databases in `pdb_dir` (none when `None`, whatever the
+    /// environment says).
+    pub async fn add_worker_with_tables(&mut self, threads: usize, pdb_dir: Option<&Path>) {
         let before = self.stats().await.workers;
         let mut config = npuzzle_worker::Config::new(self.url.clone());
         config.threads = threads;
         config.heartbeat = Duration::from_millis(200);
+        config.pdb_dir = pdb_dir.map(Path::to_path_buf);
+        config.load_pdbs = pdb_dir.is_some();
         let token = CancellationToken::new();
         tokio::spawn(npuzzle_worker::run(config, token.clone()));
         self.workers.push(token);
@@ -131,3 +142,22 @@ pub fn replays_to_blank_first(tiles: &str, moves: &str) -> bool {
     let path = npuzzle_solver::parse_moves(moves).unwrap();
     board.verify(&path, &goal).is_ok_and(|v| v.reaches_goal)
 }
+
+/// A directory holding 4x4 `5-5-5` pattern databases (the larger partitions take far too long
+/// for tests). It lives in cargo's scratch directory for integration tests and is kept between
+/// runs: the tables are verified on every run and built (about a second) only when missing or
+/// damaged.
+pub fn tables_5_5_5() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pdb-5-5-5");
+        let store = npuzzle_worker::tables::TableStore::new(Some(dir.clone()));
+        let shape = npuzzle_solver::Shape::new(4, 4).unwrap();
+        let partition = npuzzle_solver::Partition::named(shape, "5-5-5").unwrap();
+        store.load(&partition, true, true, |_, _, _| {}).unwrap();
+        dir
+    })
+}
+
+/// Korf's instances with the fewest nodes (Manhattan IDA*, `data/korf100_md_nodes.txt`).
+pub const EASIEST_KORF: [usize; 5] = [79, 12, 42, 55, 97];
