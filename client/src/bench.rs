@@ -2,6 +2,7 @@
 //! nodes, time and node rate per instance and in total; check lengths against the listed optima.
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use npuzzle_solver::{Board, GoalSpec, HeuristicKind, Limits, SearchOutcome, Shape, Solver};
@@ -65,6 +66,8 @@ pub struct Totals {
     pub elapsed: Duration,
     /// Instances whose length differed from the listed optimum.
     pub wrong: usize,
+    /// Instances stopped by the time limit.
+    pub timed_out: usize,
 }
 
 /// Runs every instance with each heuristic; writes a table to `out`.
@@ -73,6 +76,7 @@ pub fn run<W: Write>(
     goal: &GoalSpec,
     heuristics: &[HeuristicKind],
     pdb_dir: Option<&std::path::Path>,
+    time_limit: Option<Duration>,
     mut out: W,
 ) -> io::Result<Vec<(HeuristicKind, Totals)>> {
     let mut all = Vec::new();
@@ -107,18 +111,36 @@ pub fn run<W: Write>(
                     &solvers[solvers.len() - 1]
                 }
             };
-            let report = solver
-                .solve(&inst.board, &Limits::default())
-                .map_err(io::Error::other)?;
+            let cancel = AtomicBool::new(false);
+            let report = std::thread::scope(|scope| {
+                let (stop_timer, stopped) = std::sync::mpsc::channel::<()>();
+                if let Some(limit) = time_limit {
+                    let cancel = &cancel;
+                    scope.spawn(move || {
+                        if stopped.recv_timeout(limit).is_err() {
+                            cancel.store(true, Ordering::Relaxed);
+                        }
+                    });
+                }
+                let limits = Limits {
+                    cancel: Some(&cancel),
+                    ..Limits::default()
+                };
+                let report = solver.solve(&inst.board, &limits);
+                drop(stop_timer);
+                report
+            })
+            .map_err(io::Error::other)?;
             let len = match &report.outcome {
                 SearchOutcome::Solved(p) => {
-                    debug_assert!(inst.board.verify(p, &goal).is_ok_and(|v| v.reaches_goal));
-                    Some(p.len())
+                    let reaches = inst.board.verify(p, &goal).is_ok_and(|v| v.reaches_goal);
+                    reaches.then_some(p.len())
                 }
                 _ => None,
             };
+            let timed_out = matches!(report.outcome, SearchOutcome::Cancelled);
             let s = report.stats.elapsed.as_secs_f64();
-            let ok = inst.optimal.is_none() || inst.optimal == len;
+            let ok = timed_out || inst.optimal.is_none() || inst.optimal == len;
             writeln!(
                 out,
                 "{:<3} {:>4} {:>4} {:>4} {:>14} {:>14} {:>10.3} {:>9.1}{}",
@@ -130,10 +152,20 @@ pub fn run<W: Write>(
                 report.stats.generated,
                 s,
                 report.stats.expanded as f64 / s.max(1e-9) / 1e6,
-                if ok { "" } else { "  WRONG LENGTH" }
+                if timed_out {
+                    format!(
+                        "  TIME LIMIT (bound {} not exhausted)",
+                        report.stats.iterations.last().map_or(0, |i| i.bound)
+                    )
+                } else if ok {
+                    String::new()
+                } else {
+                    "  WRONG LENGTH".to_string()
+                }
             )?;
             out.flush()?;
             totals.instances += 1;
+            totals.timed_out += usize::from(timed_out);
             totals.expanded += report.stats.expanded;
             totals.generated += report.stats.generated;
             totals.elapsed += report.stats.elapsed;
@@ -152,6 +184,10 @@ pub fn run<W: Write>(
             totals.generated as f64 / s / 1e6,
             if totals.wrong > 0 {
                 format!(", {} WRONG", totals.wrong)
+            } else {
+                String::new()
+            } + &if totals.timed_out > 0 {
+                format!(", {} stopped by the time limit", totals.timed_out)
             } else {
                 String::new()
             }

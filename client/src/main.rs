@@ -231,6 +231,9 @@ struct BenchArgs {
     /// Only these ids: e.g. `1-15` or `2,5,9`.
     #[arg(long)]
     ids: Option<String>,
+    /// Stop each instance after this many seconds (reported, not counted as wrong).
+    #[arg(long, value_name = "SECS")]
+    time_limit: Option<f64>,
 }
 
 fn settings(o: &BoardOptions) -> Settings {
@@ -435,6 +438,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         &args.goal,
         &args.heuristic,
         args.pdb_dir.as_deref(),
+        args.time_limit.map(std::time::Duration::from_secs_f64),
         io::stdout().lock(),
     )?;
     Ok(if totals.iter().any(|(_, t)| t.wrong > 0) {
