@@ -344,7 +344,7 @@ fn configmap_values_are_strings() {
 }
 
 #[test]
-fn volume_mounts_name_pod_volumes() {
+fn volume_mounts_name_pod_volumes_and_the_table_directory_is_one() {
     let all = objects();
     for d in deployments(&all) {
         let volumes: Vec<&str> = d["spec"]["template"]["spec"]["volumes"]
@@ -354,9 +354,22 @@ fn volume_mounts_name_pod_volumes() {
             .map(|v| v["name"].as_str().unwrap())
             .collect();
         for c in containers(d) {
-            for m in c["volumeMounts"].as_vec().into_iter().flatten() {
-                let name = m["name"].as_str().unwrap();
-                assert!(volumes.contains(&name), "volumeMount {name} has no volume");
+            let mounts: Vec<&str> = c["volumeMounts"]
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .map(|m| {
+                    let name = m["name"].as_str().unwrap();
+                    assert!(volumes.contains(&name), "volumeMount {name} has no volume");
+                    m["mountPath"].as_str().unwrap()
+                })
+                .collect();
+            let place = c["name"].as_str().unwrap();
+            if let Some(dir) = environment(&all, c, place).get("NPUZZLE_PDB_DIR") {
+                assert!(
+                    mounts.contains(&dir.as_str()),
+                    "container {place}: NPUZZLE_PDB_DIR={dir} is not a mounted volume"
+                );
             }
         }
     }
