@@ -184,8 +184,17 @@ impl<R: BufRead> Reader<R> {
                 }
                 Some(Err(e)) => return Some(Err(e)),
                 None => {
-                    let msg = if got == 0 {
+                    let msg = if got == 0 && left == 1 {
                         "missing puzzle: the input ended before the number of puzzles its first line announced".to_string()
+                    } else if got == 0 {
+                        // One answer for all the puzzles that never came: a header may announce
+                        // any number, and must not make the reader endless.
+                        self.finished = true;
+                        let given = self.next_index;
+                        format!(
+                            "missing puzzles: the input ended after {given} of the {} puzzles its first line announced",
+                            given + left
+                        )
                     } else {
                         format!(
                             "incomplete puzzle: expected 4 lines of 4 numbers, the input ended after {got}"

@@ -129,14 +129,14 @@ fn response(outcome: v1::Outcome) -> v1::SolveResponse {
     }
 }
 
-/// The `grpc-timeout` header, if the client set a deadline.
+/// The `grpc-timeout` header, if the client set a deadline (`None` for one too large to count).
 fn grpc_timeout<T>(request: &Request<T>) -> Option<Duration> {
     let value = request.metadata().get("grpc-timeout")?.to_str().ok()?;
     let (digits, unit) = value.split_at(value.len().checked_sub(1)?);
     let n: u64 = digits.parse().ok()?;
     Some(match unit {
-        "H" => Duration::from_secs(n * 3600),
-        "M" => Duration::from_secs(n * 60),
+        "H" => Duration::from_secs(n.checked_mul(3600)?),
+        "M" => Duration::from_secs(n.checked_mul(60)?),
         "S" => Duration::from_secs(n),
         "m" => Duration::from_millis(n),
         "u" => Duration::from_micros(n),
@@ -210,7 +210,8 @@ impl Shared {
             .into_iter()
             .flatten()
             .min()
-            .map(|d| Instant::now() + d);
+            // A deadline past what the clock can hold is no deadline.
+            .and_then(|d| Instant::now().checked_add(d));
         Ok(Puzzle {
             board,
             goal,
