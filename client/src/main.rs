@@ -10,10 +10,11 @@ use clap::{Args, Parser, Subcommand};
 use npuzzle_client::batch::{self, BatchOptions, OutputFormat, Sink};
 use npuzzle_client::engine::{Engine, HeuristicChoice, Settings, Status};
 use npuzzle_client::input::Format;
-use npuzzle_client::{bench, remote};
+use npuzzle_client::{bench, ops, remote};
 use npuzzle_client::{sink, tools};
 use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
+use npuzzle_telemetry::LogFormat;
 use tonic::transport::Channel;
 
 /// Optimal solutions for sliding-tile puzzles (8-, 15-, 24-puzzle, rectangles up to 5x5).
@@ -24,6 +25,16 @@ use tonic::transport::Channel;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log lines (on stderr) as `text` or `json`. Logs are off unless RUST_LOG is set (e.g.
+    /// RUST_LOG=info).
+    #[arg(
+        long,
+        global = true,
+        env = "NPUZZLE_LOG_FORMAT",
+        default_value = "text",
+        value_name = "text|json"
+    )]
+    log_format: LogFormat,
 }
 
 #[derive(Subcommand)]
@@ -45,6 +56,57 @@ enum Command {
     /// Pattern databases: build them, or list what is on disk.
     #[command(subcommand)]
     Pdb(PdbCommand),
+    /// Show a coordinator's state: workers, search threads, queued work, cache.
+    Stats(StatsArgs),
+    /// Ask a coordinator whether it is serving (grpc.health.v1). Exit status: 0 SERVING,
+    /// 1 NOT_SERVING or unknown, 2 unreachable; usable as a container health probe.
+    Health(HealthArgs),
+}
+
+/// Default coordinator of `stats` and `health`.
+const LOCAL_COORDINATOR: &str = "http://127.0.0.1:50051";
+
+#[derive(Args)]
+struct StatsArgs {
+    /// The coordinator's URL.
+    #[arg(long, env = "NPUZZLE_COORDINATOR", default_value = LOCAL_COORDINATOR, value_name = "URL")]
+    coordinator: String,
+    /// Print one JSON object instead of text.
+    #[arg(long, env = "NPUZZLE_JSON")]
+    json: bool,
+    /// Give up after this many milliseconds (connecting and asking).
+    #[arg(
+        long,
+        env = "NPUZZLE_TIMEOUT_MS",
+        default_value_t = 5000,
+        value_name = "N"
+    )]
+    timeout_ms: u64,
+}
+
+#[derive(Args)]
+struct HealthArgs {
+    /// The coordinator's URL.
+    #[arg(long, env = "NPUZZLE_COORDINATOR", default_value = LOCAL_COORDINATOR, value_name = "URL")]
+    coordinator: String,
+    /// The service to ask about: empty for the server as a whole (the default),
+    /// npuzzle.v1.Solver or npuzzle.v1.Cluster. All three say SERVING only while a worker is
+    /// connected and the coordinator is not shutting down.
+    #[arg(
+        long,
+        env = "NPUZZLE_HEALTH_SERVICE",
+        default_value = "",
+        value_name = "NAME"
+    )]
+    service: String,
+    /// Give up after this many milliseconds (connecting and asking): exit status 2.
+    #[arg(
+        long,
+        env = "NPUZZLE_TIMEOUT_MS",
+        default_value_t = 2000,
+        value_name = "N"
+    )]
+    timeout_ms: u64,
 }
 
 #[derive(Subcommand)]
@@ -642,14 +704,40 @@ fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn main() -> ExitCode {
-    if std::env::var_os("RUST_LOG").is_some() {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(io::stderr)
-            .init();
+fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
+    let timeout = std::time::Duration::from_millis(args.timeout_ms.max(1));
+    let stats = runtime()?.block_on(ops::stats(&args.coordinator, timeout))?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &ops::stats_json(&stats))?;
+        writeln!(out)?;
+    } else {
+        write!(
+            out,
+            "coordinator     {}\n{}",
+            args.coordinator,
+            ops::stats_text(&stats)
+        )?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn health(args: HealthArgs) -> anyhow::Result<ExitCode> {
+    let timeout = std::time::Duration::from_millis(args.timeout_ms.max(1));
+    let health = runtime()?.block_on(ops::health(&args.coordinator, &args.service, timeout));
+    println!("{}", health.name());
+    if let ops::Health::Unknown(why) | ops::Health::Unreachable(why) = &health {
+        eprintln!("{}: {why}", args.coordinator);
+    }
+    Ok(ExitCode::from(health.exit_code()))
+}
+
+fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Logs are for debugging the command line: off unless RUST_LOG asks for them.
+    if let Err(e) = npuzzle_telemetry::init_logging(cli.log_format, "off") {
+        eprintln!("warning: {e}");
+    }
     let result = match cli.command {
         Command::Solve(a) => solve(a),
         Command::Batch(a) => batch(a),
@@ -659,6 +747,8 @@ fn main() -> ExitCode {
         Command::Cluster(a) => cluster(a),
         Command::ClusterBench(a) => cluster_bench(a),
         Command::Pdb(c) => pdb(c),
+        Command::Stats(a) => stats(a),
+        Command::Health(a) => health(a),
     };
     match result {
         Ok(code) => code,
