@@ -761,7 +761,9 @@ fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
 
 fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let timeout = std::time::Duration::from_millis(args.timeout_ms.max(1));
-    let stats = runtime()?.block_on(ops::stats(&args.coordinator, timeout))?;
+    let stats = runtime()?
+        .block_on(ops::stats(&args.coordinator, timeout))
+        .map_err(|e| anyhow::anyhow!(ops::describe(&e)))?;
     let mut out = io::stdout().lock();
     if args.json {
         serde_json::to_writer(&mut out, &ops::stats_json(&stats))?;
@@ -782,7 +784,7 @@ fn health(args: HealthArgs) -> anyhow::Result<ExitCode> {
     let health = runtime()?.block_on(ops::health(&args.coordinator, &args.service, timeout));
     println!("{}", health.name());
     if let ops::Health::Unknown(why) | ops::Health::Unreachable(why) = &health {
-        eprintln!("{}: {why}", args.coordinator);
+        eprintln!("{why}");
     }
     Ok(ExitCode::from(health.exit_code()))
 }

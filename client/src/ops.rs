@@ -15,12 +15,12 @@ use tonic_health::pb::health_client::HealthClient;
 /// Why the coordinator could not be asked.
 #[derive(Debug, thiserror::Error)]
 pub enum OpsError {
-    #[error("invalid coordinator URL {url:?}: {source}")]
+    #[error("invalid coordinator URL {url:?}")]
     Url {
         url: String,
         source: tonic::transport::Error,
     },
-    #[error("cannot reach the coordinator at {url}: {source}")]
+    #[error("cannot reach the coordinator at {url}")]
     Connect {
         url: String,
         source: tonic::transport::Error,
@@ -29,6 +29,21 @@ pub enum OpsError {
     Timeout { url: String, timeout: Duration },
     #[error("the coordinator at {url} answered with an error: {}", status.message())]
     Call { url: String, status: tonic::Status },
+}
+
+/// An error and its causes on one line, each once: tonic's transport errors repeat themselves
+/// ("tcp connect error: tcp connect error: …").
+pub fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if parts.last() != Some(&text) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    parts.join(": ")
 }
 
 async fn channel(url: &str, timeout: Duration) -> Result<Channel, OpsError> {
@@ -151,7 +166,7 @@ impl Health {
 pub async fn health(url: &str, service: &str, timeout: Duration) -> Health {
     let channel = match channel(url, timeout).await {
         Ok(c) => c,
-        Err(e) => return Health::Unreachable(e.to_string()),
+        Err(e) => return Health::Unreachable(describe(&e)),
     };
     let mut client = HealthClient::new(channel);
     let mut request = tonic::Request::new(HealthCheckRequest {
@@ -161,25 +176,32 @@ pub async fn health(url: &str, service: &str, timeout: Duration) -> Health {
     let answer = match tokio::time::timeout(timeout, client.check(request)).await {
         Ok(answer) => answer,
         Err(_) => {
-            return Health::Unreachable(format!("no answer within {} ms", timeout.as_millis()));
+            return Health::Unreachable(format!(
+                "no answer from {url} within {} ms",
+                timeout.as_millis()
+            ));
         }
     };
     match answer {
         Ok(r) => match ServingStatus::try_from(r.into_inner().status) {
             Ok(ServingStatus::Serving) => Health::Serving,
             Ok(ServingStatus::NotServing) => Health::NotServing,
-            Ok(other) => Health::Unknown(other.as_str_name().to_string()),
-            Err(_) => Health::Unknown("an unknown status value".into()),
+            Ok(other) => Health::Unknown(format!("{url} says {}", other.as_str_name())),
+            Err(_) => Health::Unknown(format!("{url} answered an unknown status value")),
         },
-        Err(status) => match status.code() {
-            tonic::Code::NotFound => Health::Unknown(format!("no service named {service:?}")),
-            tonic::Code::Unimplemented => {
-                Health::Unknown("the server has no grpc.health.v1 service".into())
+        Err(status) => {
+            let why = match status.code() {
+                tonic::Code::NotFound => format!("no service named {service:?}"),
+                tonic::Code::Unimplemented => "no grpc.health.v1 service".to_string(),
+                _ => describe(&status),
+            };
+            let why = format!("{url}: {why}");
+            match status.code() {
+                tonic::Code::Unavailable
+                | tonic::Code::DeadlineExceeded
+                | tonic::Code::Cancelled => Health::Unreachable(why),
+                _ => Health::Unknown(why),
             }
-            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled => {
-                Health::Unreachable(status.message().to_string())
-            }
-            _ => Health::Unknown(status.message().to_string()),
-        },
+        }
     }
 }
