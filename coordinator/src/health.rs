@@ -52,7 +52,8 @@ pub async fn set(reporter: &HealthReporter, serving: bool) {
 
 /// Keeps the statuses up to date as workers join and leave, until `shutdown` fires; then
 /// reports NOT_SERVING for `drain`, removes the statuses (ending `Watch` streams) and fires
-/// `stop`, which stops the server, the cluster actor and the metrics endpoint.
+/// `stop`, which stops the server, the cluster actor and the metrics endpoint. Returns at once
+/// if `stop` fires first (the server failed).
 pub async fn drive(
     mut reporter: HealthReporter,
     mut membership: watch::Receiver<Membership>,
@@ -72,12 +73,15 @@ pub async fn drive(
         }
         tokio::select! {
             _ = shutdown.cancelled() => break,
+            _ = stop.cancelled() => return,
             changed = membership.changed() => {
                 if changed.is_err() {
                     // The actor is gone: nothing can be served any more.
                     set(&reporter, false).await;
-                    shutdown.cancelled().await;
-                    break;
+                    tokio::select! {
+                        _ = shutdown.cancelled() => break,
+                        _ = stop.cancelled() => return,
+                    }
                 }
             }
         }

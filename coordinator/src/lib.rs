@@ -65,8 +65,8 @@ pub struct Config {
     /// How often leases are checked.
     pub tick: Duration,
     pub scheduler: SchedulerConfig,
-    /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint, nothing
-    /// recorded. Bind it first ([`MetricsListener::bind`]) to learn its address.
+    /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint. Bind it first
+    /// ([`MetricsListener::bind`]) to learn its address (port 0 picks a free one).
     pub metrics: Option<MetricsListener>,
     /// After the shutdown token fires, how long the server goes on answering, with its health
     /// status NOT_SERVING, before it stops: time for load balancers to notice (0: stop at once).

@@ -4,7 +4,9 @@
 //!
 //! Names follow Prometheus conventions: `npuzzle_coordinator_` first, counters end in `_total`,
 //! durations are `_seconds` histograms. The endpoint is served only with
-//! [`Config::metrics`](crate::Config::metrics); without it nothing is recorded.
+//! [`Config::metrics`](crate::Config::metrics). Until some endpoint of the process installs the
+//! recorder, the `metrics` macros record nothing, at almost no cost; the cluster actor exports
+//! its gauges only when this coordinator has an endpoint.
 
 use std::time::{Duration, Instant};
 
