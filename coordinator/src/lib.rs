@@ -118,9 +118,14 @@ pub async fn run(
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
-    if let Some(endpoint) = config.metrics.clone() {
+    if config.metrics.is_some() {
         npuzzle_telemetry::metrics::install();
         metrics::describe();
+    }
+    let (reporter, health_service) = tonic_health::server::health_reporter();
+    // Not serving until a worker joins: set before the first request (or scrape) can ask.
+    health::set(&reporter, false).await;
+    if let Some(endpoint) = config.metrics.clone() {
         let stop = stop.clone();
         tokio::spawn(async move {
             if let Err(e) = endpoint.serve(stop).await {
@@ -134,9 +139,6 @@ pub async fn run(
         config.metrics.is_some(),
         stop.clone(),
     );
-    let (reporter, health_service) = tonic_health::server::health_reporter();
-    // Not serving until a worker joins: set before the first request can ask.
-    health::set(&reporter, false).await;
     tokio::spawn(health::drive(
         reporter,
         cluster.watch_membership(),

@@ -31,7 +31,12 @@ async fn counters_move_as_requests_are_served() {
         .await
         .unwrap();
     assert_eq!(before.value("npuzzle_coordinator_workers", &[]), 0.0);
-    assert_eq!(before.get("npuzzle_coordinator_serving", &[]), Some(0.0));
+    assert_eq!(
+        before.get("npuzzle_coordinator_serving", &[]),
+        Some(0.0),
+        "{}",
+        before.text
+    );
 
     cluster.add_worker(1).await;
     let (_, optimal, tiles) = korf(&[79]).remove(0);
