@@ -15,6 +15,8 @@
 //! - [`cluster_bench`]: distribution's costs and gains, measured through a coordinator.
 //! - [`remote`]: the same through a coordinator (`--coordinator URL`), or through the embedded
 //!   cluster that runs when no coordinator is named.
+//! - [`ops`]: `stats` (the cluster's state) and `health` (a grpc.health.v1 check with probe
+//!   exit codes).
 //!
 //! # Example
 //!
@@ -35,6 +37,7 @@ pub mod bench;
 pub mod cluster_bench;
 pub mod engine;
 pub mod input;
+pub mod ops;
 pub mod remote;
 pub mod sink;
 pub mod tools;

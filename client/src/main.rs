@@ -10,20 +10,32 @@ use clap::{Args, Parser, Subcommand};
 use npuzzle_client::batch::{self, BatchOptions, OutputFormat, Sink};
 use npuzzle_client::engine::{Engine, HeuristicChoice, Settings, Status};
 use npuzzle_client::input::Format;
-use npuzzle_client::{bench, remote};
+use npuzzle_client::{bench, ops, remote};
 use npuzzle_client::{sink, tools};
 use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
+use npuzzle_telemetry::LogFormat;
 use tonic::transport::Channel;
 
 /// Optimal solutions for sliding-tile puzzles (8-, 15-, 24-puzzle, rectangles up to 5x5).
 ///
-/// Moves name the direction the BLANK moves: U, D, L, R.
+/// Moves name the direction the BLANK moves: U, D, L, R. Every option can also be set by the
+/// environment variable named in its help (e.g. NPUZZLE_COORDINATOR).
 #[derive(Parser)]
-#[command(name = "npuzzle", version, about, long_about = None)]
+#[command(name = "npuzzle", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log lines (on stderr) as `text` or `json`. Logs are off unless RUST_LOG is set (e.g.
+    /// RUST_LOG=info).
+    #[arg(
+        long,
+        global = true,
+        env = "NPUZZLE_LOG_FORMAT",
+        default_value = "text",
+        value_name = "text|json"
+    )]
+    log_format: LogFormat,
 }
 
 #[derive(Subcommand)]
@@ -45,6 +57,62 @@ enum Command {
     /// Pattern databases: build them, or list what is on disk.
     #[command(subcommand)]
     Pdb(PdbCommand),
+    /// Show a coordinator's state: workers, search threads, queued work, cache.
+    Stats(StatsArgs),
+    /// Ask a coordinator whether it is serving (grpc.health.v1). Exit status: 0 SERVING,
+    /// 1 NOT_SERVING or unknown, 2 unreachable; usable as a container health probe.
+    Health(HealthArgs),
+}
+
+/// What an environment variable may say for a yes/no flag: true/false, yes/no, on/off, 1/0.
+fn boolish() -> clap::builder::BoolishValueParser {
+    clap::builder::BoolishValueParser::new()
+}
+
+/// Default coordinator of `stats` and `health`.
+const LOCAL_COORDINATOR: &str = "http://127.0.0.1:50051";
+
+#[derive(Args)]
+struct StatsArgs {
+    /// The coordinator's URL.
+    #[arg(long, env = "NPUZZLE_COORDINATOR", default_value = LOCAL_COORDINATOR, value_name = "URL")]
+    coordinator: String,
+    /// Print one JSON object instead of text.
+    #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
+    json: bool,
+    /// Give up after this many milliseconds (connecting and asking).
+    #[arg(
+        long,
+        env = "NPUZZLE_TIMEOUT_MS",
+        default_value_t = 5000,
+        value_name = "N"
+    )]
+    timeout_ms: u64,
+}
+
+#[derive(Args)]
+struct HealthArgs {
+    /// The coordinator's URL.
+    #[arg(long, env = "NPUZZLE_COORDINATOR", default_value = LOCAL_COORDINATOR, value_name = "URL")]
+    coordinator: String,
+    /// The service to ask about: empty for the server as a whole (the default),
+    /// npuzzle.v1.Solver or npuzzle.v1.Cluster. All three say SERVING only while a worker is
+    /// connected and the coordinator is not shutting down.
+    #[arg(
+        long,
+        env = "NPUZZLE_HEALTH_SERVICE",
+        default_value = "",
+        value_name = "NAME"
+    )]
+    service: String,
+    /// Give up after this many milliseconds (connecting and asking): exit status 2.
+    #[arg(
+        long,
+        env = "NPUZZLE_TIMEOUT_MS",
+        default_value_t = 2000,
+        value_name = "N"
+    )]
+    timeout_ms: u64,
 }
 
 #[derive(Subcommand)]
@@ -52,9 +120,12 @@ enum PdbCommand {
     /// Build (or rebuild) a partition's tables into the table directory.
     Build {
         /// Board size: 4x4 (partitions 5-5-5, 6-6-3, 7-8), 5x5 (6-6-6-6), 3x3 (4-4), 2x4 / 4x2 (3-4).
-        #[arg(long, value_name = "WxH")]
+        #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
         size: Shape,
-        #[arg(long)]
+        /// How the tiles are split into patterns: 7-8 (strongest, 577 MB, about 16 minutes),
+        /// 6-6-3 (11.5 MB, about 10 s) or 5-5-5 (a second) for 4x4; 6-6-6-6 for 5x5; 4-4 for
+        /// 3x3; 3-4 for 2x4 and 4x2.
+        #[arg(long, env = "NPUZZLE_PARTITION")]
         partition: String,
         /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
         #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
@@ -62,6 +133,7 @@ enum PdbCommand {
     },
     /// List the tables present in the table directory and whether they verify.
     List {
+        /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
         #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
         pdb_dir: Option<PathBuf>,
     },
@@ -71,29 +143,33 @@ enum PdbCommand {
 struct ClusterBenchArgs {
     /// Instances, as for `bench`.
     file: PathBuf,
-    #[arg(long, default_value = "blank-last")]
+    /// Goal: blank-last, blank-first (Korf's files use it), or the goal's tiles.
+    #[arg(long, env = "NPUZZLE_GOAL", default_value = "blank-last")]
     goal: GoalSpec,
-    /// md or lc.
-    #[arg(long, default_value = "lc")]
+    /// The workers' heuristic: md (Manhattan) or lc (linear conflict), the ones the serial
+    /// comparison runs too.
+    #[arg(long, env = "NPUZZLE_BENCH_HEURISTIC", default_value = "lc")]
     heuristic: HeuristicKind,
-    #[arg(long, value_name = "WxH")]
+    /// Board size as WxH, if not inferred.
+    #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
     size: Option<Shape>,
     /// Only these ids: e.g. `1-15` or `2,5,9`.
-    #[arg(long)]
+    #[arg(long, env = "NPUZZLE_BENCH_IDS")]
     ids: Option<String>,
     /// A running coordinator; without it, an embedded cluster is started.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, env = "NPUZZLE_COORDINATOR", value_name = "URL")]
     coordinator: Option<String>,
-    /// Embedded cluster: workers and threads per worker.
-    #[arg(long, default_value_t = 1)]
+    /// Embedded cluster: in-process workers.
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = 1)]
     workers: usize,
-    #[arg(long)]
+    /// Embedded cluster: search threads per worker (default: the cores shared among them).
+    #[arg(long, env = "NPUZZLE_THREADS")]
     threads: Option<usize>,
     /// Also search each instance serially, for the overhead and speed-up ratios.
-    #[arg(long)]
+    #[arg(long, env = "NPUZZLE_BENCH_COMPARE_SERIAL", value_parser = boolish())]
     compare_serial: bool,
     /// 8-puzzle and cache-hit round trips to time.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, env = "NPUZZLE_BENCH_LATENCY_SAMPLES", default_value_t = 1000)]
     latency_samples: usize,
 }
 
@@ -103,10 +179,10 @@ struct ClusterArgs {
     #[arg(long, env = "NPUZZLE_LISTEN", default_value = "127.0.0.1:50051")]
     listen: String,
     /// In-process workers.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = 1)]
     workers: usize,
     /// Search threads per worker (default: the cores shared among the workers).
-    #[arg(long)]
+    #[arg(long, env = "NPUZZLE_THREADS")]
     threads: Option<usize>,
     /// Directory of pattern databases the workers load and serve (default: $NPUZZLE_PDB_DIR,
     /// else the user cache).
@@ -118,21 +194,31 @@ struct ClusterArgs {
 #[derive(Args, Clone)]
 struct BoardOptions {
     /// Board size as WxH (e.g. 3x2); 4, 9, 16 and 25 tiles infer a square.
-    #[arg(long, value_name = "WxH")]
+    #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
     size: Option<Shape>,
     /// Goal: blank-last (1 2 … 0), blank-first (0 1 2 …, Korf's), or the goal's tiles.
-    #[arg(long, default_value = "blank-last", value_name = "GOAL")]
+    #[arg(
+        long,
+        env = "NPUZZLE_GOAL",
+        default_value = "blank-last",
+        value_name = "GOAL"
+    )]
     goal: GoalSpec,
     /// Heuristic: auto (the strongest available for the board), md (Manhattan), lc (Manhattan
     /// and linear conflict), exact (a table of every state; up to 9 cells) or pdb (pattern
     /// databases, built with `npuzzle pdb build`).
-    #[arg(long, default_value = "auto", value_name = "auto|md|lc|exact|pdb")]
+    #[arg(
+        long,
+        env = "NPUZZLE_HEURISTIC",
+        default_value = "auto",
+        value_name = "auto|md|lc|exact|pdb"
+    )]
     heuristic: HeuristicChoice,
     /// Directory of pattern databases.
     #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
     pdb_dir: Option<PathBuf>,
-    /// Search in this process, without gRPC (the baseline engine).
-    #[arg(long, conflicts_with = "coordinator")]
+    /// Search in this process, without gRPC (the baseline engine); not with --coordinator.
+    #[arg(long, env = "NPUZZLE_SERIAL", value_parser = boolish())]
     serial: bool,
     /// Solve through this coordinator (e.g. http://10.0.0.1:50051). Without it (and without
     /// --serial), npuzzle starts an embedded cluster: a coordinator and a worker using every
@@ -148,30 +234,40 @@ struct VerifyArgs {
     /// The moves: letters U, D, L, R (the blank's direction), any case.
     moves: String,
     /// Board size as WxH, if not inferred.
-    #[arg(long, value_name = "WxH")]
+    #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
     size: Option<Shape>,
     /// Goal: blank-last, blank-first, or the goal's tiles.
-    #[arg(long, default_value = "blank-last", value_name = "GOAL")]
+    #[arg(
+        long,
+        env = "NPUZZLE_GOAL",
+        default_value = "blank-last",
+        value_name = "GOAL"
+    )]
     goal: GoalSpec,
 }
 
 #[derive(Args)]
 struct GenArgs {
     /// Board size as WxH (e.g. 4x4).
-    #[arg(long, value_name = "WxH")]
+    #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
     size: Shape,
     /// How many boards.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, env = "NPUZZLE_GEN_COUNT", default_value_t = 10)]
     count: usize,
     /// The random seed: the same seed gives the same boards on every machine.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, env = "NPUZZLE_GEN_SEED", default_value_t = 1)]
     seed: u64,
     /// Random walks of this many moves from the goal instead of uniformly random boards
     /// (easier boards, optimal length at most the walk's).
-    #[arg(long, value_name = "K")]
+    #[arg(long, env = "NPUZZLE_GEN_WALK", value_name = "K")]
     walk: Option<usize>,
     /// Goal: blank-last, blank-first, or the goal's tiles.
-    #[arg(long, default_value = "blank-last", value_name = "GOAL")]
+    #[arg(
+        long,
+        env = "NPUZZLE_GOAL",
+        default_value = "blank-last",
+        value_name = "GOAL"
+    )]
     goal: GoalSpec,
 }
 
@@ -182,7 +278,7 @@ struct SolveArgs {
     #[command(flatten)]
     options: BoardOptions,
     /// Print one JSON object instead of the moves.
-    #[arg(long)]
+    #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
 }
 
@@ -191,22 +287,22 @@ struct BatchArgs {
     /// Input file; `-` or nothing reads standard input.
     input: Option<PathBuf>,
     /// Input format: auto, lines, uva10181 or poj1077.
-    #[arg(long, default_value = "auto")]
+    #[arg(long, env = "NPUZZLE_BATCH_FORMAT", default_value = "auto")]
     format: Format,
     /// Output: text (the judge's format, one line per board), jsonl (one JSON object per
     /// board) or csv (a header, then one row per board).
-    #[arg(long, default_value = "text")]
+    #[arg(long, env = "NPUZZLE_BATCH_OUTPUT", default_value = "text")]
     output: OutputFormat,
     /// Write the answers to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, env = "NPUZZLE_BATCH_OUT", value_name = "FILE")]
     out: Option<PathBuf>,
     /// Continue an interrupted run: keep the answers already in --out FILE, skip those boards
     /// and append the rest (same input and --output as before).
-    #[arg(long, requires = "out")]
+    #[arg(long, env = "NPUZZLE_BATCH_RESUME", value_parser = boolish())]
     resume: bool,
     /// Boards in flight: solver threads with --serial (default: one per core), concurrent
     /// requests otherwise (default: four per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "NPUZZLE_JOBS", default_value_t = 0)]
     jobs: usize,
     #[command(flatten)]
     options: BoardOptions,
@@ -216,20 +312,25 @@ struct BatchArgs {
 struct BenchArgs {
     /// Instances: one board per line, or `id optimal_length tiles…` lines (Korf's files).
     file: PathBuf,
-    /// Goal (Korf's files use blank-first).
-    #[arg(long, default_value = "blank-last")]
+    /// Goal: blank-last, blank-first (Korf's files use it), or the goal's tiles.
+    #[arg(long, env = "NPUZZLE_GOAL", default_value = "blank-last")]
     goal: GoalSpec,
     /// Heuristics to run, comma-separated (md, lc, exact, pdb).
-    #[arg(long, default_value = "md,lc", value_delimiter = ',')]
+    #[arg(
+        long,
+        env = "NPUZZLE_BENCH_HEURISTICS",
+        default_value = "md,lc",
+        value_delimiter = ','
+    )]
     heuristic: Vec<HeuristicKind>,
     /// Directory of pattern databases (for pdb).
     #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
     pdb_dir: Option<PathBuf>,
     /// Board size as WxH, if not inferred.
-    #[arg(long, value_name = "WxH")]
+    #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
     size: Option<Shape>,
     /// Only these ids: e.g. `1-15` or `2,5,9`.
-    #[arg(long)]
+    #[arg(long, env = "NPUZZLE_BENCH_IDS")]
     ids: Option<String>,
     /// Stop each instance after this many seconds (reported, not counted as wrong).
     #[arg(long, value_name = "SECS")]
@@ -278,7 +379,19 @@ fn with_coordinator<T>(
     })
 }
 
+/// `--serial` and `--coordinator` exclude each other. (Checked here rather than by clap, which
+/// would also count `NPUZZLE_SERIAL=false` as `--serial`.)
+fn check_engine(o: &BoardOptions) -> anyhow::Result<()> {
+    if o.serial && o.coordinator.is_some() {
+        anyhow::bail!(
+            "--serial (NPUZZLE_SERIAL) and --coordinator (NPUZZLE_COORDINATOR) exclude each other"
+        );
+    }
+    Ok(())
+}
+
 fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
+    check_engine(&args.options)?;
     let settings = settings(&args.options);
     let record = if args.options.serial {
         Engine::new(settings).solve_text(0, &args.board, None)
@@ -343,6 +456,10 @@ fn generate(args: GenArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
+    check_engine(&args.options)?;
+    if args.resume && args.out.is_none() {
+        anyhow::bail!("--resume needs --out FILE: the answers to keep are read from it");
+    }
     let mut options = BatchOptions {
         format: args.format,
         settings: settings(&args.options),
@@ -646,14 +763,42 @@ fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn main() -> ExitCode {
-    if std::env::var_os("RUST_LOG").is_some() {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(io::stderr)
-            .init();
+fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
+    let timeout = std::time::Duration::from_millis(args.timeout_ms.max(1));
+    let stats = runtime()?
+        .block_on(ops::stats(&args.coordinator, timeout))
+        .map_err(|e| anyhow::anyhow!(ops::describe(&e)))?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &ops::stats_json(&stats))?;
+        writeln!(out)?;
+    } else {
+        write!(
+            out,
+            "coordinator     {}\n{}",
+            args.coordinator,
+            ops::stats_text(&stats)
+        )?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn health(args: HealthArgs) -> anyhow::Result<ExitCode> {
+    let timeout = std::time::Duration::from_millis(args.timeout_ms.max(1));
+    let health = runtime()?.block_on(ops::health(&args.coordinator, &args.service, timeout));
+    println!("{}", health.name());
+    if let ops::Health::Unknown(why) | ops::Health::Unreachable(why) = &health {
+        eprintln!("{why}");
+    }
+    Ok(ExitCode::from(health.exit_code()))
+}
+
+fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Logs are for debugging the command line: off unless RUST_LOG asks for them.
+    if let Err(e) = npuzzle_telemetry::init_logging(cli.log_format, "off") {
+        eprintln!("warning: {e}");
+    }
     let result = match cli.command {
         Command::Solve(a) => solve(a),
         Command::Batch(a) => batch(a),
@@ -663,6 +808,8 @@ fn main() -> ExitCode {
         Command::Cluster(a) => cluster(a),
         Command::ClusterBench(a) => cluster_bench(a),
         Command::Pdb(c) => pdb(c),
+        Command::Stats(a) => stats(a),
+        Command::Health(a) => health(a),
     };
     match result {
         Ok(code) => code,

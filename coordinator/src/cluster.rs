@@ -164,15 +164,17 @@ impl ClusterHandle {
     }
 }
 
-/// Starts the actor; it runs until `shutdown` fires.
+/// Starts the actor; it runs until `shutdown` fires. With `metrics`, it exports the cluster's
+/// gauges and the scheduler's totals after every event (see [`crate::metrics`]).
 pub fn spawn(
     config: SchedulerConfig,
     tick: Duration,
+    metrics: bool,
     shutdown: CancellationToken,
 ) -> ClusterHandle {
     let (tx, rx) = mpsc::unbounded_channel();
     let (membership_tx, membership_rx) = watch::channel(Membership::default());
-    tokio::spawn(run(config, tick, rx, membership_tx, shutdown));
+    tokio::spawn(run(config, tick, metrics, rx, membership_tx, shutdown));
     ClusterHandle {
         tx,
         ids: std::sync::Arc::new(AtomicU64::new(1)),
@@ -185,11 +187,14 @@ struct Actor {
     workers: HashMap<WorkerId, WorkerSender>,
     jobs: HashMap<JobId, mpsc::UnboundedSender<JobEvent>>,
     membership: watch::Sender<Membership>,
+    /// Export metrics after each event (only when an endpoint serves them).
+    metrics: bool,
 }
 
 async fn run(
     config: SchedulerConfig,
     tick: Duration,
+    metrics: bool,
     mut rx: mpsc::UnboundedReceiver<Event>,
     membership: watch::Sender<Membership>,
     shutdown: CancellationToken,
@@ -199,6 +204,7 @@ async fn run(
         workers: HashMap::new(),
         jobs: HashMap::new(),
         membership,
+        metrics,
     };
     let mut ticker = tokio::time::interval(tick);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -238,7 +244,12 @@ impl Actor {
                 }
                 self.scheduler.remove_worker(id)
             }
-            Event::Result { worker, result } => self.scheduler.on_result(worker, result, now),
+            Event::Result { worker, result } => {
+                if self.metrics {
+                    crate::metrics::nodes("workers", result.expanded);
+                }
+                self.scheduler.on_result(worker, result, now)
+            }
             Event::Heartbeat { worker } => {
                 self.scheduler.heartbeat(worker, now);
                 Vec::new()
@@ -249,18 +260,22 @@ impl Actor {
             }
             Event::Cancel { job } => self.scheduler.cancel(job),
             Event::Stats { reply } => {
-                let _ = reply.send(ClusterStats {
-                    workers: self.scheduler.workers(),
-                    slots: self.scheduler.slots(),
-                    busy_slots: self.scheduler.busy_slots(),
-                    running_jobs: self.scheduler.running_jobs(),
-                    queue_depth: self.scheduler.queue_depth(),
-                    late_nodes: self.scheduler.late_nodes(),
-                });
+                let _ = reply.send(self.stats());
                 Vec::new()
             }
         };
         self.carry_out(commands);
+    }
+
+    fn stats(&self) -> ClusterStats {
+        ClusterStats {
+            workers: self.scheduler.workers(),
+            slots: self.scheduler.slots(),
+            busy_slots: self.scheduler.busy_slots(),
+            running_jobs: self.scheduler.running_jobs(),
+            queue_depth: self.scheduler.queue_depth(),
+            late_nodes: self.scheduler.late_nodes(),
+        }
     }
 
     fn carry_out(&mut self, commands: Vec<Command>) {
@@ -332,6 +347,9 @@ impl Actor {
             *m = now;
             true
         });
+        if self.metrics {
+            crate::metrics::publish_cluster(&self.stats(), &self.scheduler.totals());
+        }
     }
 }
 

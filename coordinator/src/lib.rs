@@ -14,7 +14,11 @@
 //! - [`cluster`]: the task that owns the scheduler and carries out its commands.
 //! - [`cache`]: board key → optimal path, bounded, every suffix stored.
 //! - [`service`]: the two gRPC services, thin adapters over the above.
-//! - [`run`]: serve on a listener until a shutdown token fires.
+//! - [`health`]: `grpc.health.v1` statuses: SERVING only while a worker is connected and the
+//!   coordinator is not draining.
+//! - [`metrics`]: the `npuzzle_coordinator_*` Prometheus metrics the adapters record.
+//! - [`run`]: serve on a listener until a shutdown token fires: both services, health, server
+//!   reflection (v1 and v1alpha) and, if configured, the metrics endpoint.
 //!
 //! # Example
 //!
@@ -30,6 +34,8 @@
 
 pub mod cache;
 pub mod cluster;
+pub mod health;
+pub mod metrics;
 pub mod scheduler;
 pub mod service;
 
@@ -42,6 +48,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::server::TcpIncoming;
 
+pub use npuzzle_telemetry::MetricsListener;
 pub use scheduler::SchedulerConfig;
 
 /// Coordinator settings.
@@ -58,6 +65,12 @@ pub struct Config {
     /// How often leases are checked.
     pub tick: Duration,
     pub scheduler: SchedulerConfig,
+    /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint. Bind it first
+    /// ([`MetricsListener::bind`]) to learn its address (port 0 picks a free one).
+    pub metrics: Option<MetricsListener>,
+    /// After the shutdown token fires, how long the server goes on answering, with its health
+    /// status NOT_SERVING, before it stops: time for load balancers to notice (0: stop at once).
+    pub drain: Duration,
 }
 
 impl Default for Config {
@@ -69,6 +82,8 @@ impl Default for Config {
             unavailable_after: Duration::from_secs(10),
             tick: Duration::from_millis(500),
             scheduler: SchedulerConfig::default(),
+            metrics: None,
+            drain: Duration::ZERO,
         }
     }
 }
@@ -78,15 +93,59 @@ impl Default for Config {
 pub enum Error {
     #[error("gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error("cannot build the reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
 }
 
-/// Serves both services on `listener` until `shutdown` fires.
+/// Serves on `listener` until `shutdown` fires (then [`Config::drain`] later): the solver and
+/// cluster services, `grpc.health.v1` (see [`health`]), and server reflection in both its `v1`
+/// and `v1alpha` versions (grpcurl 1.8 speaks only `v1alpha`), which describes the npuzzle and
+/// health protos, so that `grpcurl -plaintext HOST:PORT list` needs no proto files. With
+/// [`Config::metrics`], also the Prometheus endpoint.
 pub async fn run(
     listener: TcpListener,
     config: Config,
     shutdown: CancellationToken,
 ) -> Result<(), Error> {
-    let cluster = cluster::spawn(config.scheduler.clone(), config.tick, shutdown.clone());
+    // `stop` ends the server, the cluster actor and the metrics endpoint: `drain` after
+    // `shutdown`, or when this function returns early.
+    let stop = CancellationToken::new();
+    let _stop_on_return = stop.clone().drop_guard();
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(npuzzle_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
+    if config.metrics.is_some() {
+        npuzzle_telemetry::metrics::install();
+        metrics::describe();
+    }
+    let (reporter, health_service) = tonic_health::server::health_reporter();
+    // Not serving until a worker joins: set before the first request (or scrape) can ask.
+    health::set(&reporter, false).await;
+    if let Some(endpoint) = config.metrics.clone() {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            if let Err(e) = endpoint.serve(stop).await {
+                tracing::error!(error = %e, "the metrics endpoint stopped");
+            }
+        });
+    }
+    let cluster = cluster::spawn(
+        config.scheduler.clone(),
+        config.tick,
+        config.metrics.is_some(),
+        stop.clone(),
+    );
+    tokio::spawn(health::drive(
+        reporter,
+        cluster.watch_membership(),
+        shutdown,
+        config.drain,
+        stop.clone(),
+    ));
     let shared = Arc::new(service::Shared::new(config, cluster));
     // Small messages (cancels, results) must not wait for Nagle's algorithm and a delayed ACK:
     // that alone costs 40 ms. (`Server::tcp_nodelay` does not reach a listener we bring.)
@@ -96,7 +155,10 @@ pub async fn run(
             shared: Arc::clone(&shared),
         }))
         .add_service(ClusterServer::new(service::ClusterService { shared }))
-        .serve_with_incoming_shutdown(incoming, shutdown.cancelled())
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .serve_with_incoming_shutdown(incoming, stop.cancelled())
         .await?;
     Ok(())
 }

@@ -4,48 +4,78 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use npuzzle_coordinator::{Config, SchedulerConfig};
+use npuzzle_coordinator::{Config, MetricsListener, SchedulerConfig};
+use npuzzle_telemetry::LogFormat;
 use tokio_util::sync::CancellationToken;
 
-/// The npuzzle coordinator: takes solve requests (npuzzle.v1.Solver) and hands work units to
-/// workers (npuzzle.v1.Cluster).
+/// The npuzzle coordinator: takes solve requests from clients (gRPC service npuzzle.v1.Solver)
+/// and hands work units to workers (npuzzle.v1.Cluster), on one address.
+///
+/// Also serves grpc.health.v1 (SERVING once a worker is connected) and server reflection (so
+/// `grpcurl -plaintext ADDR list` works). Stop it with Ctrl-C or SIGTERM. Every flag can also be
+/// set by the environment variable named in its help.
 #[derive(Parser)]
 #[command(name = "npuzzle-coordinator", version, about)]
 struct Args {
-    /// Address to listen on, for clients and workers alike.
-    #[arg(long, env = "NPUZZLE_LISTEN", default_value = "127.0.0.1:50051")]
+    /// Address to listen on, for clients and workers alike (0.0.0.0:50051 to accept other
+    /// machines).
+    #[arg(
+        long,
+        env = "NPUZZLE_LISTEN",
+        default_value = "127.0.0.1:50051",
+        value_name = "ADDR"
+    )]
     listen: String,
-    /// Cache entries kept at most.
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9090). Off by default.
+    #[arg(long, env = "NPUZZLE_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<String>,
+    /// Log lines as `text` (for people) or `json` (one object per line, for log collectors).
+    /// RUST_LOG chooses what is logged (default: info).
+    #[arg(
+        long,
+        env = "NPUZZLE_LOG_FORMAT",
+        default_value = "text",
+        value_name = "text|json"
+    )]
+    log_format: LogFormat,
+    /// Answers kept in the cache at most; each state along a solved path is one entry.
     #[arg(long, env = "NPUZZLE_CACHE_CAPACITY", default_value_t = 1_000_000)]
     cache_capacity: usize,
-    /// Work units per worker slot when a search is distributed.
+    /// Work units per worker search thread when a search is distributed: more units balance
+    /// the load better and cost more messages.
     #[arg(long, env = "NPUZZLE_UNITS_PER_SLOT", default_value_t = 64)]
     units_per_slot: usize,
-    /// Node budget of the serial probe that keeps easy problems on the coordinator.
+    /// Nodes the coordinator searches itself before it distributes a board: easier boards
+    /// never reach the workers.
     #[arg(long, env = "NPUZZLE_PROBE_NODES", default_value_t = 200_000)]
     probe_nodes: u64,
-    /// Expansions per assignment before a heavy unit is split (0: never).
+    /// Nodes a worker may expand on one unit before the unit is split (0: never split).
     #[arg(long, env = "NPUZZLE_UNIT_BUDGET", default_value_t = 20_000_000)]
     unit_budget: u64,
-    /// Seconds of silence after which a worker is dropped and its units requeued.
+    /// Seconds of silence after which a worker is dropped and its units go to other workers.
     #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = 10)]
     lease_secs: u64,
+    /// On Ctrl-C or SIGTERM, keep answering this many seconds with health NOT_SERVING before
+    /// stopping, so that load balancers can move clients away first.
+    #[arg(long, env = "NPUZZLE_DRAIN_SECS", default_value_t = 0)]
+    drain_secs: u64,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let args = Args::parse();
+    npuzzle_telemetry::init_logging(args.log_format, "info")?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     tracing::info!(address = %listener.local_addr()?, "coordinator listening");
+    let metrics = match &args.metrics_listen {
+        Some(address) => Some(
+            MetricsListener::bind(address)
+                .with_context(|| format!("cannot serve metrics on {address}"))?,
+        ),
+        None => None,
+    };
     let config = Config {
         cache_capacity: args.cache_capacity,
         units_per_slot: args.units_per_slot.max(1),
@@ -55,15 +85,33 @@ async fn main() -> anyhow::Result<()> {
             lease_timeout: Duration::from_secs(args.lease_secs.max(1)),
             ..SchedulerConfig::default()
         },
+        metrics,
+        drain: Duration::from_secs(args.drain_secs),
         ..Config::default()
     };
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
     tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
+        shutdown_signal().await;
         tracing::info!("shutting down");
         signal.cancel();
     });
     npuzzle_coordinator::run(listener, config, shutdown).await?;
     Ok(())
+}
+
+/// Ctrl-C, or SIGTERM (what container runtimes and systemd send).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

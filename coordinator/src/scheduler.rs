@@ -224,6 +224,18 @@ pub struct JobStats {
     pub worker_nodes: HashMap<WorkerId, u64>,
 }
 
+/// Counts since the scheduler started, over every job (running or over), for the caller to
+/// export: the scheduler itself records no metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Assignments handed to workers.
+    pub units_assigned: u64,
+    /// Units cut into smaller ones (ahead of a bound, or after exceeding their node budget).
+    pub units_split: u64,
+    /// Units put back in the queue: their worker was lost, or the unit failed or was refused.
+    pub units_requeued: u64,
+}
+
 /// What the caller must do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -328,6 +340,8 @@ pub struct Scheduler {
     config: SchedulerConfig,
     /// Nodes in results for jobs already over (whole units that were running when it ended).
     late_nodes: u64,
+    /// [`Totals`] of the jobs already over, plus every assignment ever made.
+    totals: Totals,
     jobs: HashMap<JobId, Job>,
     workers: HashMap<WorkerId, Worker>,
 }
@@ -409,6 +423,7 @@ impl Scheduler {
         Scheduler {
             config,
             late_nodes: 0,
+            totals: Totals::default(),
             jobs: HashMap::new(),
             workers: HashMap::new(),
         }
@@ -440,6 +455,24 @@ impl Scheduler {
     /// Nodes workers reported for jobs that were already over.
     pub fn late_nodes(&self) -> u64 {
         self.late_nodes
+    }
+
+    /// Assignments, splits and requeues since the start, over every job.
+    pub fn totals(&self) -> Totals {
+        let mut totals = self.totals;
+        for job in self.jobs.values() {
+            totals.units_split += job.stats.splits as u64;
+            totals.units_requeued += job.stats.requeued as u64;
+        }
+        totals
+    }
+
+    /// Forgets a job that is over, keeping its counts in the totals.
+    fn retire(&mut self, job: JobId) -> Option<Job> {
+        let job = self.jobs.remove(&job)?;
+        self.totals.units_split += job.stats.splits as u64;
+        self.totals.units_requeued += job.stats.requeued as u64;
+        Some(job)
     }
 
     pub fn has_job(&self, job: JobId) -> bool {
@@ -563,7 +596,7 @@ impl Scheduler {
     /// Stops a job (deadline, client gone). Returns its cancels and a `Finish` with the best
     /// proven lower bound.
     pub fn cancel(&mut self, job: JobId) -> Vec<Command> {
-        match self.jobs.remove(&job) {
+        match self.retire(job) {
             Some(j) => {
                 let lower_bound = j.bound;
                 let mut commands = self.cancel_everywhere(job);
@@ -648,7 +681,7 @@ impl Scheduler {
                     .verify(&path, &job.spec.goal)
                     .is_ok_and(|v| v.reaches_goal);
                 if reaches && path.len() as u32 <= job.bound {
-                    let Some(job) = self.jobs.remove(&job_id) else {
+                    let Some(job) = self.retire(job_id) else {
                         return Vec::new();
                     };
                     let mut commands = self.cancel_everywhere(job_id);
@@ -807,6 +840,7 @@ impl Scheduler {
                 w.outstanding
                     .insert((assignment.job, assignment.epoch, uid));
             }
+            self.totals.units_assigned += 1;
             commands.push(Command::Assign {
                 worker: wid,
                 assignment,

@@ -34,6 +34,7 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::Config;
 use crate::cache::Cache;
 use crate::cluster::{ClusterHandle, JobEvent};
+use crate::metrics::RequestMetric;
 use crate::scheduler::{
     Capabilities, JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult, choose_heuristic,
 };
@@ -230,7 +231,14 @@ impl Shared {
         if p.skip_cache {
             return None;
         }
-        let path = self.cache.get(&p.board, &p.goal)?;
+        let found = self.cache.get(&p.board, &p.goal);
+        let counter = if found.is_some() {
+            crate::metrics::CACHE_HITS
+        } else {
+            crate::metrics::CACHE_MISSES
+        };
+        metrics::counter!(counter).increment(1);
+        let path = found?;
         Some(v1::SolveResponse {
             length: path.len() as u32,
             moves: moves_to_wire(&path),
@@ -307,6 +315,7 @@ impl Shared {
                 .await;
         if let FlightEnd::Solved { path, .. } = &end {
             self.cache.insert(&board, &goal, path);
+            metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
         }
         self.flights.remove_if(&key, |_, f| f.job == flight.job);
         flight.state.send_modify(|s| s.end = Some(end));
@@ -343,6 +352,9 @@ impl Shared {
             probe_solver.solve(&board, &limits)
         })
         .await;
+        if let Ok(Ok(report)) = &probe {
+            crate::metrics::nodes("coordinator", report.stats.expanded);
+        }
         let probe_nodes = match probe {
             Ok(Ok(report)) => match report.outcome {
                 SearchOutcome::Solved(path) => {
@@ -567,7 +579,10 @@ impl SolverRpc for SolverService {
         &self,
         request: Request<v1::SolveRequest>,
     ) -> Result<Response<v1::SolveResponse>, Status> {
-        self.shared.solve(request).await.map(Response::new)
+        let mut metric = RequestMetric::start("Solve");
+        let answer = self.shared.solve(request).await;
+        metric.finish(&answer);
+        answer.map(Response::new)
     }
 
     type SolveStreamStream = EventStream;
@@ -577,16 +592,24 @@ impl SolverRpc for SolverService {
         request: Request<v1::SolveRequest>,
     ) -> Result<Response<EventStream>, Status> {
         let started = Instant::now();
+        let mut metric = RequestMetric::start("SolveStream");
         let shared = Arc::clone(&self.shared);
-        let puzzle = shared.validate(&request)?;
+        let puzzle = shared
+            .validate(&request)
+            .inspect_err(|e| metric.failed(e))?;
         let (tx, rx) = mpsc::channel(16);
         let event = |e| v1::SolveEvent { event: Some(e) };
         if let Some(mut r) = shared.immediate(&puzzle) {
             r.millis = started.elapsed().as_secs_f64() * 1e3;
-            let _ = tx.try_send(Ok(event(v1::solve_event::Event::Result(r))));
+            let answer = Ok(r);
+            metric.finish(&answer);
+            let _ = tx.try_send(answer.map(|r| event(v1::solve_event::Event::Result(r))));
             return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
         }
-        let heuristic = shared.choose(&puzzle, started).await?;
+        let heuristic = shared
+            .choose(&puzzle, started)
+            .await
+            .inspect_err(|e| metric.failed(e))?;
         let guard = shared.join(&puzzle, heuristic);
         let running_jobs = shared.flights.len() as u32;
         let _ = tx.try_send(Ok(event(v1::solve_event::Event::Queued(v1::Queued {
@@ -597,7 +620,10 @@ impl SolverRpc for SolverService {
             let mut last = (0u32, false);
             let progress_tx = tx.clone();
             let waiting = shared.wait(&guard, puzzle.deadline, started, |s| {
-                // Only bound changes and bound completions: a sane rate, never per node.
+                // Only bound changes and bound completions (at most two events per bound, never
+                // per node). The flight's state is a watch channel, so bounds that pass while
+                // this task is busy are coalesced into the latest, and `try_send` drops an event
+                // rather than queue it for a client that does not read.
                 if s.bound > 0 && (s.bound, s.bound_finished) != last {
                     last = (s.bound, s.bound_finished);
                     let _ = progress_tx.try_send(Ok(event(v1::solve_event::Event::Bound(
@@ -616,6 +642,7 @@ impl SolverRpc for SolverService {
                 a = waiting => a,
                 _ = tx.closed() => return,
             };
+            metric.finish(&answer);
             let item = answer.map(|r| event(v1::solve_event::Event::Result(r)));
             let _ = tx.send(item).await;
             drop(guard);

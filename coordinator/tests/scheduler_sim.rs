@@ -298,9 +298,16 @@ fn a_lost_worker_has_its_units_requeued() {
     sim.inbox.remove(&2);
     let cmds = sim.sched.remove_worker(2);
     sim.handle(cmds);
+    // The running totals (what the coordinator exports as metrics) count the requeues at once.
+    assert!(sim.sched.totals().units_requeued >= 2);
     sim.run(&[(1, 1)], false);
     check_optimal(&sim, 1, &root);
-    assert!(sim.finished[0].2.requeued >= 2);
+    let requeued = sim.finished[0].2.requeued;
+    assert!(requeued >= 2);
+    // …and keep them once the job is over, with every assignment made.
+    let totals = sim.sched.totals();
+    assert_eq!(totals.units_requeued, requeued as u64);
+    assert_eq!(totals.units_assigned, sim.assigned.len() as u64);
 }
 
 #[test]
@@ -373,6 +380,7 @@ fn heavy_units_are_split_and_the_answer_stays_optimal() {
     let (_, _, stats) = &sim.finished[0];
     assert!(stats.splits > 0, "no unit was split");
     assert!(stats.units > 4);
+    assert_eq!(sim.sched.totals().units_split, stats.splits as u64);
 }
 
 #[test]

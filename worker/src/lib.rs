@@ -9,6 +9,8 @@
 //! # Layout
 //!
 //! - [`pool`]: the search threads and their queue.
+//! - [`metrics`]: the `npuzzle_worker_*` Prometheus metrics (units by outcome, nodes, busy
+//!   slots), served with [`Config::metrics`].
 //! - [`tables`]: pattern databases on disk: where they live, verified loading, rebuilding, and
 //!   the set a worker serves.
 //! - [`run`]: load the pattern databases present, connect, say hello (with the shapes it has
@@ -24,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod metrics;
 pub mod pool;
 pub mod tables;
 
@@ -38,6 +41,8 @@ use npuzzle_proto::v1::cluster_client::ClusterClient;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tokio_util::sync::CancellationToken;
+
+pub use npuzzle_telemetry::MetricsListener;
 
 use crate::pool::{Pool, Task};
 use crate::tables::{ServedTables, TableStore};
@@ -61,6 +66,8 @@ pub struct Config {
     /// Load the pattern databases present at start-up and serve `HEURISTIC_PDB` for their
     /// shapes (the default). Off, the worker starts at once and serves md, lc and exact only.
     pub load_pdbs: bool,
+    /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint.
+    pub metrics: Option<MetricsListener>,
 }
 
 impl Config {
@@ -74,6 +81,7 @@ impl Config {
             max_backoff: Duration::from_secs(5),
             pdb_dir: None,
             load_pdbs: true,
+            metrics: None,
         }
     }
 }
@@ -109,6 +117,19 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Erro
             source,
         }
     })?;
+    if let Some(endpoint) = config.metrics.clone() {
+        npuzzle_telemetry::metrics::install();
+        metrics::describe();
+        ::metrics::gauge!(metrics::SLOTS).set(config.threads.max(1) as f64);
+        metrics::connected(false);
+        metrics::busy(0);
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            if let Err(e) = endpoint.serve(shutdown).await {
+                tracing::error!(error = %e, "the metrics endpoint stopped");
+            }
+        });
+    }
     let tables = if config.load_pdbs {
         let store = TableStore::new(config.pdb_dir.clone());
         let loading = tokio::task::spawn_blocking(move || ServedTables::load(&store));
@@ -199,6 +220,7 @@ async fn session(
         pattern_databases = hello.pattern_databases.len(),
         "joined"
     );
+    metrics::connected(true);
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, v1::UnitResult)>();
     // Per job: its cancel flag and how many of its units this worker still holds.
@@ -220,6 +242,8 @@ async fn session(
                         jobs.remove(&job);
                     }
                 }
+                metrics::unit_done(&result);
+                metrics::busy(jobs.values().map(|(_, n)| *n).sum());
                 let _ = out_tx.send(v1::WorkerMessage {
                     message: Some(v1::worker_message::Message::Result(result)),
                 });
@@ -236,6 +260,7 @@ async fn session(
                             cancel: Arc::clone(&entry.0),
                             done: done_tx.clone(),
                         });
+                        metrics::busy(jobs.values().map(|(_, n)| *n).sum());
                     }
                     Some(v1::coordinator_message::Message::Cancel(c)) => {
                         if let Some((flag, _)) = jobs.get(&c.job) {
@@ -253,5 +278,7 @@ async fn session(
     for (flag, _) in jobs.values() {
         flag.store(true, Ordering::Relaxed);
     }
+    metrics::connected(false);
+    metrics::busy(0);
     end
 }

@@ -2,24 +2,32 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Parser;
+use npuzzle_telemetry::{LogFormat, MetricsListener};
 use tokio_util::sync::CancellationToken;
 
-/// An npuzzle worker: searches work units for a coordinator on dedicated threads.
+/// An npuzzle worker: joins a coordinator and searches the work units it hands out, one search
+/// thread per slot.
+///
+/// It reconnects on its own (100 ms doubling to 5 s) when the coordinator goes away, and stops
+/// on Ctrl-C or SIGTERM. Every flag can also be set by the environment variable named in its
+/// help.
 #[derive(Parser)]
 #[command(name = "npuzzle-worker", version, about)]
 struct Args {
-    /// The coordinator's URL.
+    /// The coordinator's URL (http://HOST:PORT).
     #[arg(
         long,
         env = "NPUZZLE_COORDINATOR",
-        default_value = "http://127.0.0.1:50051"
+        default_value = "http://127.0.0.1:50051",
+        value_name = "URL"
     )]
     coordinator: String,
-    /// Search threads (default: one per core).
+    /// Search threads, i.e. units searched at once (default: one per core).
     #[arg(long, env = "NPUZZLE_THREADS")]
     threads: Option<usize>,
-    /// A name for logs.
+    /// A name for this worker in logs, its own and the coordinator's (default: worker-PID).
     #[arg(long, env = "NPUZZLE_WORKER_NAME")]
     name: Option<String>,
     /// Directory of pattern databases (default: the per-user cache, ~/.cache/npuzzle/pdb). The
@@ -27,18 +35,24 @@ struct Args {
     /// and their shapes served with HEURISTIC_PDB.
     #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
     pdb_dir: Option<PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9091). Off by default.
+    #[arg(long, env = "NPUZZLE_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<String>,
+    /// Log lines as `text` (for people) or `json` (one object per line, for log collectors).
+    /// RUST_LOG chooses what is logged (default: info).
+    #[arg(
+        long,
+        env = "NPUZZLE_LOG_FORMAT",
+        default_value = "text",
+        value_name = "text|json"
+    )]
+    log_format: LogFormat,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let args = Args::parse();
+    npuzzle_telemetry::init_logging(args.log_format, "info")?;
     let mut config = npuzzle_worker::Config::new(args.coordinator);
     if let Some(t) = args.threads {
         config.threads = t.max(1);
@@ -47,12 +61,35 @@ async fn main() -> anyhow::Result<()> {
         config.name = n;
     }
     config.pdb_dir = args.pdb_dir;
+    if let Some(address) = &args.metrics_listen {
+        config.metrics = Some(
+            MetricsListener::bind(address)
+                .with_context(|| format!("cannot serve metrics on {address}"))?,
+        );
+    }
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
     tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
+        shutdown_signal().await;
+        tracing::info!("shutting down");
         signal.cancel();
     });
     npuzzle_worker::run(config, shutdown).await?;
     Ok(())
+}
+
+/// Ctrl-C, or SIGTERM (what container runtimes and systemd send).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

@@ -1,6 +1,8 @@
 //! A real cluster on loopback: a coordinator on port 0 and in-process workers.
 #![allow(dead_code)]
 
+pub mod prometheus;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -1,0 +1,170 @@
+//! The coordinator's Prometheus metrics: their names, their descriptions, and the few helpers
+//! the adapters (the gRPC services, the cluster actor) record them with. The scheduler records
+//! nothing; the actor exports its [`Totals`](crate::scheduler::Totals).
+//!
+//! Names follow Prometheus conventions: `npuzzle_coordinator_` first, counters end in `_total`,
+//! durations are `_seconds` histograms. The endpoint is served only with
+//! [`Config::metrics`](crate::Config::metrics). Until some endpoint of the process installs the
+//! recorder, the `metrics` macros record nothing, at almost no cost; the cluster actor exports
+//! its gauges only when this coordinator has an endpoint.
+
+use std::time::{Duration, Instant};
+
+use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
+use npuzzle_proto::v1;
+use tonic::{Code, Status};
+
+use crate::cluster::ClusterStats;
+use crate::scheduler::Totals;
+
+pub const REQUESTS: &str = "npuzzle_coordinator_requests_total";
+pub const REQUEST_DURATION: &str = "npuzzle_coordinator_request_duration_seconds";
+pub const CACHE_ENTRIES: &str = "npuzzle_coordinator_cache_entries";
+pub const CACHE_HITS: &str = "npuzzle_coordinator_cache_hits_total";
+pub const CACHE_MISSES: &str = "npuzzle_coordinator_cache_misses_total";
+pub const WORKERS: &str = "npuzzle_coordinator_workers";
+pub const SLOTS: &str = "npuzzle_coordinator_slots";
+pub const BUSY_SLOTS: &str = "npuzzle_coordinator_busy_slots";
+pub const QUEUED_UNITS: &str = "npuzzle_coordinator_queued_units";
+pub const RUNNING_JOBS: &str = "npuzzle_coordinator_running_jobs";
+pub const NODES: &str = "npuzzle_coordinator_nodes_expanded_total";
+pub const UNITS_ASSIGNED: &str = "npuzzle_coordinator_units_assigned_total";
+pub const UNITS_SPLIT: &str = "npuzzle_coordinator_units_split_total";
+pub const UNITS_REQUEUED: &str = "npuzzle_coordinator_units_requeued_total";
+pub const SERVING: &str = "npuzzle_coordinator_serving";
+
+/// Gives every metric its `# HELP` line. Call after the recorder is installed.
+pub fn describe() {
+    describe_counter!(
+        REQUESTS,
+        "Solve and SolveStream requests answered, by rpc and outcome (solved, unsolvable, invalid, unavailable, failed_precondition, deadline_exceeded, cancelled, internal)"
+    );
+    describe_histogram!(
+        REQUEST_DURATION,
+        Unit::Seconds,
+        "Time from a request's arrival to its answer, by rpc and outcome"
+    );
+    describe_gauge!(
+        CACHE_ENTRIES,
+        "Boards in the answer cache (each state along a cached path is one)"
+    );
+    describe_counter!(CACHE_HITS, "Requests answered from the cache");
+    describe_counter!(
+        CACHE_MISSES,
+        "Cache lookups that found nothing (the board was then searched)"
+    );
+    describe_gauge!(WORKERS, "Workers connected now");
+    describe_gauge!(SLOTS, "Search threads offered by the connected workers");
+    describe_gauge!(BUSY_SLOTS, "Assignments out on workers now");
+    describe_gauge!(
+        QUEUED_UNITS,
+        "Work units waiting for a free slot, over all jobs"
+    );
+    describe_gauge!(RUNNING_JOBS, "Distributed searches in progress");
+    describe_counter!(
+        NODES,
+        "Nodes expanded, by who searched them: the coordinator's own probes (searcher=coordinator) or the workers' units (searcher=workers, including units that finished after their job)"
+    );
+    describe_counter!(UNITS_ASSIGNED, "Work units handed to workers");
+    describe_counter!(
+        UNITS_SPLIT,
+        "Heavy work units cut into smaller ones (ahead of a bound or after exceeding their node budget)"
+    );
+    describe_counter!(
+        UNITS_REQUEUED,
+        "Work units put back in the queue (their worker was lost, or the unit failed)"
+    );
+    describe_gauge!(
+        SERVING,
+        "1 while the health service says SERVING (a worker is connected, not draining), else 0"
+    );
+}
+
+/// The `outcome` label of an answer.
+pub fn outcome(answer: &Result<v1::SolveResponse, Status>) -> &'static str {
+    match answer {
+        Ok(r) => match v1::Outcome::try_from(r.outcome) {
+            Ok(v1::Outcome::Solved) => "solved",
+            Ok(v1::Outcome::Unsolvable) => "unsolvable",
+            Ok(v1::Outcome::Cancelled) => "cancelled",
+            Ok(v1::Outcome::DeadlineExceeded) => "deadline_exceeded",
+            _ => "unknown",
+        },
+        Err(status) => match status.code() {
+            Code::InvalidArgument => "invalid",
+            Code::Unavailable => "unavailable",
+            Code::FailedPrecondition => "failed_precondition",
+            Code::DeadlineExceeded => "deadline_exceeded",
+            Code::Cancelled => "cancelled",
+            _ => "internal",
+        },
+    }
+}
+
+/// Times one request and counts it once, by outcome. A request dropped before it is recorded
+/// (the client went away) counts as `cancelled`.
+pub struct RequestMetric {
+    rpc: &'static str,
+    started: Instant,
+    done: bool,
+}
+
+impl RequestMetric {
+    /// Starts timing a call of `rpc` (`Solve`, `SolveStream`).
+    pub fn start(rpc: &'static str) -> RequestMetric {
+        RequestMetric {
+            rpc,
+            started: Instant::now(),
+            done: false,
+        }
+    }
+
+    /// Records how the request ended.
+    pub fn finish(&mut self, answer: &Result<v1::SolveResponse, Status>) {
+        self.record(outcome(answer));
+    }
+
+    /// Records a request that ended with an error status.
+    pub fn failed(&mut self, status: &Status) {
+        self.record(outcome(&Err(status.clone())));
+    }
+
+    fn record(&mut self, outcome: &'static str) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let labels = [("rpc", self.rpc), ("outcome", outcome)];
+        counter!(REQUESTS, &labels).increment(1);
+        histogram_seconds(REQUEST_DURATION, &labels, self.started.elapsed());
+    }
+}
+
+impl Drop for RequestMetric {
+    fn drop(&mut self) {
+        self.record("cancelled");
+    }
+}
+
+fn histogram_seconds(name: &'static str, labels: &[(&'static str, &'static str)], d: Duration) {
+    metrics::histogram!(name, labels).record(d.as_secs_f64());
+}
+
+/// The cluster's gauges and the scheduler's totals, after an event changed them.
+pub fn publish_cluster(stats: &ClusterStats, totals: &Totals) {
+    gauge!(WORKERS).set(stats.workers as f64);
+    gauge!(SLOTS).set(stats.slots as f64);
+    gauge!(BUSY_SLOTS).set(stats.busy_slots as f64);
+    gauge!(QUEUED_UNITS).set(stats.queue_depth as f64);
+    gauge!(RUNNING_JOBS).set(stats.running_jobs as f64);
+    counter!(UNITS_ASSIGNED).absolute(totals.units_assigned);
+    counter!(UNITS_SPLIT).absolute(totals.units_split);
+    counter!(UNITS_REQUEUED).absolute(totals.units_requeued);
+}
+
+/// Nodes expanded by `searcher` (`coordinator` or `workers`).
+pub fn nodes(searcher: &'static str, expanded: u64) {
+    if expanded > 0 {
+        counter!(NODES, "searcher" => searcher).increment(expanded);
+    }
+}

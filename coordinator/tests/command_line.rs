@@ -1,0 +1,100 @@
+//! The real `npuzzle-coordinator` binary: `--log-format json` writes one JSON object per line on
+//! stderr; the default text format carries no colour codes when stderr is not a terminal; every
+//! flag names the `NPUZZLE_*` environment variable that also sets it.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// Starts the coordinator on a free port and returns its first log line.
+fn first_log_line(args: &[&str]) -> String {
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"))
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("NPUZZLE_LOG_FORMAT")
+        .env_remove("NPUZZLE_METRICS_LISTEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the coordinator starts");
+    let mut line = String::new();
+    let read = BufReader::new(child.stderr.take().unwrap()).read_line(&mut line);
+    let _ = child.kill();
+    let _ = child.wait();
+    read.expect("a log line");
+    line
+}
+
+#[test]
+fn json_lines_on_stderr() {
+    let line = first_log_line(&["--log-format", "json"]);
+    let event: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    assert_eq!(event["level"], "INFO", "{line}");
+    assert_eq!(event["message"], "coordinator listening", "{line}");
+    let address = event["address"].as_str().expect("the address field");
+    assert!(address.starts_with("127.0.0.1:"), "{line}");
+    assert!(event["timestamp"].is_string(), "{line}");
+}
+
+#[test]
+fn text_without_colours_when_not_a_terminal() {
+    let line = first_log_line(&[]);
+    assert!(line.contains("coordinator listening"), "{line}");
+    assert!(!line.contains('\x1b'), "ANSI codes in {line:?}");
+}
+
+#[test]
+fn an_unknown_format_is_a_usage_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"))
+        .args(["--listen", "127.0.0.1:0", "--log-format", "yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("text or json"), "{stderr}");
+}
+
+#[test]
+fn every_flag_names_its_environment_variable() {
+    let out = Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let missing = options_without_env(&help);
+    assert!(missing.is_empty(), "{missing:#?}");
+    for flag in ["--metrics-listen", "--log-format", "--drain-secs"] {
+        assert!(help.contains(flag), "{flag} in {help}");
+    }
+}
+
+/// The options of a `--help`/`-h` text (each with its description, which clap puts on the same
+/// line or the next ones) that name no `NPUZZLE_*` environment variable.
+fn options_without_env(help: &str) -> Vec<String> {
+    let mut options: Vec<String> = Vec::new();
+    for line in help.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() && !line.is_empty() {
+            // A blank line inside a long description (clap indents it).
+            continue;
+        }
+        if trimmed.starts_with('-') {
+            options.push(trimmed.to_string());
+        } else if line.starts_with("  ") && !trimmed.is_empty() {
+            if let Some(last) = options.last_mut() {
+                last.push(' ');
+                last.push_str(trimmed);
+            }
+        } else {
+            // A heading or a blank line ends the option before it.
+            options.push(String::new());
+        }
+    }
+    options
+        .into_iter()
+        .filter(|o| o.starts_with('-'))
+        .filter(|o| !o.contains("--help") && !o.contains("--version"))
+        .filter(|o| !o.contains("[env: NPUZZLE_"))
+        .collect()
+}

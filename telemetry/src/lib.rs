@@ -1,0 +1,34 @@
+//! # npuzzle-telemetry
+//!
+//! How npuzzle's processes report on themselves: the same logs and the same metrics endpoint for
+//! the coordinator, the workers and the `npuzzle` command line, set up in one place.
+//!
+//! # Layout
+//!
+//! - [`logging`]: [`LogFormat`] (`text` or `json`) and [`init_logging`]: `RUST_LOG` filters,
+//!   logs go to stderr, colours only on a terminal.
+//! - [`metrics`]: the process's one Prometheus recorder ([`metrics::install`]) and
+//!   [`MetricsListener`], which serves it as text over HTTP at `/metrics`.
+//!
+//! What is measured is each component's business: the coordinator and the worker record their
+//! own `npuzzle_*` metrics through the [`::metrics`] facade.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use npuzzle_telemetry::{LogFormat, MetricsListener, init_logging};
+//!
+//! init_logging(LogFormat::Json, "info")?;
+//! let metrics = MetricsListener::bind("127.0.0.1:0")?;
+//! println!("scrape http://{}/metrics", metrics.local_addr());
+//! let shutdown = tokio_util::sync::CancellationToken::new();
+//! tokio::spawn(async move { metrics.serve(shutdown).await });
+//! # Ok(()) }
+//! ```
+
+pub mod logging;
+pub mod metrics;
+
+pub use logging::{LogFormat, LoggingError, init_logging};
+pub use metrics::MetricsListener;
