@@ -333,7 +333,7 @@ struct BenchArgs {
     #[arg(long, env = "NPUZZLE_BENCH_IDS")]
     ids: Option<String>,
     /// Stop each instance after this many seconds (reported, not counted as wrong).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, env = "NPUZZLE_BENCH_TIME_LIMIT", value_name = "SECS")]
     time_limit: Option<f64>,
 }
 
