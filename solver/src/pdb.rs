@@ -212,10 +212,10 @@ impl PatternDb {
         let k = tiles.len();
         let total = Self::entries(shape, k);
         let len = total as usize;
-        let table: Vec<AtomicU8> = huge_page_vec(len, || AtomicU8::new(UNSEEN));
-        let reached: Vec<W> = huge_page_vec(len, W::default);
-        let mut current: Vec<W> = huge_page_vec(len, W::default);
-        let mut next: Vec<W> = huge_page_vec(len, W::default);
+        let table: Vec<AtomicU8> = (0..len).map(|_| AtomicU8::new(UNSEEN)).collect();
+        let reached: Vec<W> = (0..len).map(|_| W::default()).collect();
+        let mut current: Vec<W> = (0..len).map(|_| W::default()).collect();
+        let mut next: Vec<W> = (0..len).map(|_| W::default()).collect();
         let shell = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
         let geometry = Geometry::new(shape);
         let start = shell.rank(tiles.iter().copied());
@@ -302,7 +302,7 @@ impl PatternDb {
             clear(&next, threads);
         }
         let table: Vec<u8> = table.into_iter().map(AtomicU8::into_inner).collect();
-        Ok(PatternDb::new(shape, tiles, huge_page_copy(&table)))
+        Ok(PatternDb::new(shape, tiles, Arc::from(table)))
     }
 
     /// Serialises the table with a header: magic, version, shape, tiles, entry count, checksum.
@@ -368,51 +368,8 @@ impl PatternDb {
         if checksum(table) != sum {
             return Err(PdbError::Checksum);
         }
-        Ok(PatternDb::new(shape, tiles, huge_page_copy(table)))
+        Ok(PatternDb::new(shape, tiles, Arc::from(table)))
     }
-}
-
-/// Asks Linux to back `data` with 2 MiB pages (transparent huge pages). Must come before the
-/// memory is first touched. Tables are read at random, one cache miss per lookup: with 4 KiB
-/// pages most lookups in a table of hundreds of megabytes also miss the TLB.
-fn advise_huge_pages(ptr: *const u8, len: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = (ptr as usize).next_multiple_of(HUGE);
-        let end = (ptr as usize + len) & !(HUGE - 1);
-        if end > start {
-            // SAFETY: the range lies inside one live allocation of ours; MADV_HUGEPAGE only
-            // changes how the kernel backs it, never its contents or validity.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, len);
-}
-
-/// A table in memory advised to use huge pages (see [`advise_huge_pages`]).
-fn huge_page_copy(bytes: &[u8]) -> Arc<[u8]> {
-    let mut table: Arc<[std::mem::MaybeUninit<u8>]> = Arc::new_uninit_slice(bytes.len());
-    let Some(slots) = Arc::get_mut(&mut table) else {
-        return Arc::from(bytes);
-    };
-    advise_huge_pages(slots.as_ptr().cast(), slots.len());
-    for (slot, &b) in slots.iter_mut().zip(bytes) {
-        slot.write(b);
-    }
-    // SAFETY: every element was written just above.
-    unsafe { table.assume_init() }
-}
-
-/// `len` copies of `value`, in memory advised to use huge pages.
-fn huge_page_vec<T>(len: usize, value: impl Fn() -> T) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(len);
-    advise_huge_pages(v.as_ptr().cast(), len * std::mem::size_of::<T>());
-    v.extend((0..len).map(|_| value()));
-    v
 }
 
 const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
