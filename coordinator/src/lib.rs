@@ -60,6 +60,9 @@ pub struct Config {
     pub units_per_slot: usize,
     /// Node budget of the serial probe that keeps easy problems on the coordinator.
     pub probe_nodes: u64,
+    /// Requests that need a search (waiting or running) at most; past it `RESOURCE_EXHAUSTED`
+    /// with a `retry-after-ms` hint. Cache hits, unsolvable and invalid boards are not counted.
+    pub max_searches: usize,
     /// With no worker connected for this long, a waiting request gets `UNAVAILABLE`.
     pub unavailable_after: Duration,
     /// How often leases are checked.
@@ -79,6 +82,7 @@ impl Default for Config {
             cache_capacity: 1_000_000,
             units_per_slot: 64,
             probe_nodes: 200_000,
+            max_searches: 10_000,
             unavailable_after: Duration::from_secs(10),
             tick: Duration::from_millis(500),
             scheduler: SchedulerConfig::default(),

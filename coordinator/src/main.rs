@@ -49,6 +49,10 @@ struct Args {
     /// never reach the workers.
     #[arg(long, env = "NPUZZLE_PROBE_NODES", default_value_t = 200_000)]
     probe_nodes: u64,
+    /// Requests that need a search, waiting or running, at most; past it they get
+    /// RESOURCE_EXHAUSTED with a retry-after-ms hint (cache hits are always served).
+    #[arg(long, env = "NPUZZLE_MAX_SEARCHES", default_value_t = 10_000)]
+    max_searches: usize,
     /// Nodes a worker may expand on one unit before the unit is split (0: never split).
     #[arg(long, env = "NPUZZLE_UNIT_BUDGET", default_value_t = 20_000_000)]
     unit_budget: u64,
@@ -80,6 +84,7 @@ async fn main() -> anyhow::Result<()> {
         cache_capacity: args.cache_capacity,
         units_per_slot: args.units_per_slot.max(1),
         probe_nodes: args.probe_nodes,
+        max_searches: args.max_searches.max(1),
         scheduler: SchedulerConfig {
             node_budget: args.unit_budget,
             lease_timeout: Duration::from_secs(args.lease_secs.max(1)),

@@ -51,6 +51,8 @@ pub struct Shared {
     flights: DashMap<BoardKey, Arc<Flight>>,
     /// One solver (and its tables) per goal and heuristic.
     solvers: DashMap<(Goal, HeuristicKind), Arc<Solver>>,
+    /// Permits for requests that need a search (waiting or running): [`Config::max_searches`].
+    searches: Arc<tokio::sync::Semaphore>,
 }
 
 /// How a flight ended.
@@ -157,12 +159,31 @@ fn no_worker(started: Instant) -> Status {
 impl Shared {
     pub fn new(config: Config, cluster: ClusterHandle) -> Shared {
         Shared {
+            searches: Arc::new(tokio::sync::Semaphore::new(config.max_searches)),
             cache: Cache::new(config.cache_capacity),
             config,
             cluster,
             flights: DashMap::new(),
             solvers: DashMap::new(),
         }
+    }
+
+    /// A permit for one more request that needs a search, or `RESOURCE_EXHAUSTED` with a
+    /// `retry-after-ms` hint when [`Config::max_searches`] are already waiting or running.
+    /// Answers that need no search (cache hits, unsolvable and invalid boards) never take one,
+    /// so they are still served under overload.
+    fn admit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, Status> {
+        Arc::clone(&self.searches).try_acquire_owned().map_err(|_| {
+            let mut status = Status::resource_exhausted(format!(
+                "the coordinator is at its limit of {} searches waiting or running; retry later",
+                self.config.max_searches
+            ));
+            status.metadata_mut().insert(
+                "retry-after-ms",
+                tonic::metadata::MetadataValue::from(1000u32),
+            );
+            status
+        })
     }
 
     fn solver(&self, goal: Goal, kind: HeuristicKind) -> Result<Arc<Solver>, Status> {
@@ -559,6 +580,7 @@ impl Shared {
             r.millis = started.elapsed().as_secs_f64() * 1e3;
             return Ok(r);
         }
+        let _permit = self.admit()?;
         let heuristic = self.choose(&puzzle, started).await?;
         let guard = self.join(&puzzle, heuristic);
         self.wait(&guard, puzzle.deadline, started, |_| {}).await
@@ -606,6 +628,7 @@ impl SolverRpc for SolverService {
             let _ = tx.try_send(answer.map(|r| event(v1::solve_event::Event::Result(r))));
             return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
         }
+        let permit = shared.admit().inspect_err(|e| metric.failed(e))?;
         let heuristic = shared
             .choose(&puzzle, started)
             .await
@@ -646,6 +669,7 @@ impl SolverRpc for SolverService {
             let item = answer.map(|r| event(v1::solve_event::Event::Result(r)));
             let _ = tx.send(item).await;
             drop(guard);
+            drop(permit);
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
