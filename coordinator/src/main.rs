@@ -97,26 +97,10 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
     tokio::spawn(async move {
-        shutdown_signal().await;
+        npuzzle_telemetry::shutdown_signal().await;
         tracing::info!("shutting down");
         signal.cancel();
     });
     npuzzle_coordinator::run(listener, config, shutdown).await?;
     Ok(())
-}
-
-/// Ctrl-C, or SIGTERM (what container runtimes and systemd send).
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -32,3 +32,19 @@ pub mod metrics;
 
 pub use logging::{LogFormat, LoggingError, init_logging};
 pub use metrics::MetricsListener;
+
+/// Ctrl-C, or SIGTERM (what container runtimes and systemd send).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
