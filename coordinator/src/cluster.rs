@@ -307,6 +307,14 @@ impl Actor {
                         }));
                     }
                 }
+                Command::Disconnect { worker } => {
+                    if let Some(tx) = self.workers.remove(&worker) {
+                        tracing::warn!(worker, "worker lease expired; closing its stream");
+                        let _ = tx.send(Err(tonic::Status::unavailable(
+                            "lease expired (no message within the lease timeout); reconnect",
+                        )));
+                    }
+                }
                 Command::Progress {
                     job,
                     bound,

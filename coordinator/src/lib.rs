@@ -63,6 +63,10 @@ pub struct Config {
     /// Requests that need a search (waiting or running) at most; past it `RESOURCE_EXHAUSTED`
     /// with a `retry-after-ms` hint. Cache hits, unsolvable and invalid boards are not counted.
     pub max_searches: usize,
+    /// Of those, at most this many from one client (by peer IP address; 0: no per-client limit).
+    /// Past it that client gets `RESOURCE_EXHAUSTED` with a `retry-after-ms` hint while others
+    /// are still served. Behind a proxy every client shares the proxy's address.
+    pub max_searches_per_client: usize,
     /// With no worker connected for this long, a waiting request gets `UNAVAILABLE`.
     pub unavailable_after: Duration,
     /// How often leases are checked.
@@ -83,6 +87,7 @@ impl Default for Config {
             units_per_slot: 64,
             probe_nodes: 200_000,
             max_searches: 10_000,
+            max_searches_per_client: 1_000,
             unavailable_after: Duration::from_secs(10),
             tick: Duration::from_millis(500),
             scheduler: SchedulerConfig::default(),

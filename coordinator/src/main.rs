@@ -53,6 +53,10 @@ struct Args {
     /// RESOURCE_EXHAUSTED with a retry-after-ms hint (cache hits are always served).
     #[arg(long, env = "NPUZZLE_MAX_SEARCHES", default_value_t = 10_000)]
     max_searches: usize,
+    /// Of those, at most this many from one client (its IP address; behind a proxy, all
+    /// clients share the proxy's); past it that client gets RESOURCE_EXHAUSTED. 0: no limit.
+    #[arg(long, env = "NPUZZLE_MAX_SEARCHES_PER_CLIENT", default_value_t = 1_000)]
+    max_searches_per_client: usize,
     /// Nodes a worker may expand on one unit before the unit is split (0: never split).
     #[arg(long, env = "NPUZZLE_UNIT_BUDGET", default_value_t = 20_000_000)]
     unit_budget: u64,
@@ -85,6 +89,7 @@ async fn main() -> anyhow::Result<()> {
         units_per_slot: args.units_per_slot.max(1),
         probe_nodes: args.probe_nodes,
         max_searches: args.max_searches.max(1),
+        max_searches_per_client: args.max_searches_per_client,
         scheduler: SchedulerConfig {
             node_budget: args.unit_budget,
             lease_timeout: Duration::from_secs(args.lease_secs.max(1)),

@@ -245,6 +245,11 @@ pub enum Command {
     },
     /// Stop every unit of `job` on `worker`.
     Cancel { worker: WorkerId, job: JobId },
+    /// Close `worker`'s connection: its lease expired, so it no longer counts as a member
+    /// (its units went back to the queue). A worker that is still alive (a network cut that
+    /// healed, a stall that ended) sees its stream end and joins again as a new member, instead
+    /// of lingering connected but never given work.
+    Disconnect { worker: WorkerId },
     /// A bound started (`finished: false`) or was exhausted everywhere (`finished: true`).
     Progress {
         job: JobId,
@@ -555,6 +560,7 @@ impl Scheduler {
             .collect();
         let mut commands = Vec::new();
         for id in expired {
+            commands.push(Command::Disconnect { worker: id });
             commands.extend(self.remove_worker(id));
         }
         commands

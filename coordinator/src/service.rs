@@ -11,6 +11,7 @@
 //! for the board's shape. The coordinator's own searches (probe, frontier, splits, estimates)
 //! never use pattern databases; for a PDB job they use linear conflict or exact.
 
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -53,7 +54,45 @@ pub struct Shared {
     solvers: DashMap<(Goal, HeuristicKind), Arc<Solver>>,
     /// Permits for requests that need a search (waiting or running): [`Config::max_searches`].
     searches: Arc<tokio::sync::Semaphore>,
+    /// Requests that need a search, by client address: [`Config::max_searches_per_client`].
+    per_client: Arc<DashMap<IpAddr, usize>>,
 }
+
+/// What an admitted search holds until it ends: a place under the coordinator's limit and one
+/// under its client's.
+pub struct Admission {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    _client: Option<ClientSlot>,
+}
+
+/// One of a client's searches; given back on drop.
+struct ClientSlot {
+    counts: Arc<DashMap<IpAddr, usize>>,
+    client: IpAddr,
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        // Entries at zero are removed, so the map holds only clients with searches in flight.
+        self.counts.remove_if_mut(&self.client, |_, n| {
+            *n = n.saturating_sub(1);
+            *n == 0
+        });
+    }
+}
+
+/// `RESOURCE_EXHAUSTED` with a `retry-after-ms` hint.
+fn exhausted(message: String) -> Status {
+    let mut status = Status::resource_exhausted(message);
+    status.metadata_mut().insert(
+        "retry-after-ms",
+        tonic::metadata::MetadataValue::from(RETRY_AFTER_MS),
+    );
+    status
+}
+
+/// The retry hint sent with `RESOURCE_EXHAUSTED`.
+const RETRY_AFTER_MS: u32 = 1000;
 
 /// How a flight ended.
 #[derive(Clone, Debug)]
@@ -148,6 +187,12 @@ fn grpc_timeout<T>(request: &Request<T>) -> Option<Duration> {
     })
 }
 
+/// Who a request counts against for [`Config::max_searches_per_client`]: its peer's IP address
+/// (behind a proxy, every client is the proxy).
+fn client_address<T>(request: &Request<T>) -> Option<IpAddr> {
+    request.remote_addr().map(|a| a.ip())
+}
+
 /// `UNAVAILABLE`: no worker is connected.
 fn no_worker(started: Instant) -> Status {
     Status::unavailable(format!(
@@ -160,6 +205,7 @@ impl Shared {
     pub fn new(config: Config, cluster: ClusterHandle) -> Shared {
         Shared {
             searches: Arc::new(tokio::sync::Semaphore::new(config.max_searches)),
+            per_client: Arc::new(DashMap::new()),
             cache: Cache::new(config.cache_capacity),
             config,
             cluster,
@@ -168,21 +214,39 @@ impl Shared {
         }
     }
 
-    /// A permit for one more request that needs a search, or `RESOURCE_EXHAUSTED` with a
-    /// `retry-after-ms` hint when [`Config::max_searches`] are already waiting or running.
-    /// Answers that need no search (cache hits, unsolvable and invalid boards) never take one,
-    /// so they are still served under overload.
-    fn admit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, Status> {
-        Arc::clone(&self.searches).try_acquire_owned().map_err(|_| {
-            let mut status = Status::resource_exhausted(format!(
+    /// Admission for one more request that needs a search, from `client`, or
+    /// `RESOURCE_EXHAUSTED` with a `retry-after-ms` hint when [`Config::max_searches`] are
+    /// already waiting or running, or that client already has
+    /// [`Config::max_searches_per_client`]. Answers that need no search (cache hits, unsolvable
+    /// and invalid boards) never take one, so they are still served under overload.
+    fn admit(&self, client: Option<IpAddr>) -> Result<Admission, Status> {
+        let limit = self.config.max_searches_per_client;
+        let client = match client {
+            Some(ip) if limit > 0 => {
+                let mut count = self.per_client.entry(ip).or_insert(0);
+                if *count >= limit {
+                    return Err(exhausted(format!(
+                        "client {ip} already has {limit} searches waiting or running (the per-client limit); retry later"
+                    )));
+                }
+                *count += 1;
+                Some(ClientSlot {
+                    counts: Arc::clone(&self.per_client),
+                    client: ip,
+                })
+            }
+            _ => None,
+        };
+        // On refusal here, `client` drops and gives its place back.
+        let permit = Arc::clone(&self.searches).try_acquire_owned().map_err(|_| {
+            exhausted(format!(
                 "the coordinator is at its limit of {} searches waiting or running; retry later",
                 self.config.max_searches
-            ));
-            status.metadata_mut().insert(
-                "retry-after-ms",
-                tonic::metadata::MetadataValue::from(1000u32),
-            );
-            status
+            ))
+        })?;
+        Ok(Admission {
+            _permit: permit,
+            _client: client,
         })
     }
 
@@ -580,7 +644,7 @@ impl Shared {
             r.millis = started.elapsed().as_secs_f64() * 1e3;
             return Ok(r);
         }
-        let _permit = self.admit()?;
+        let _admission = self.admit(client_address(&request))?;
         let heuristic = self.choose(&puzzle, started).await?;
         let guard = self.join(&puzzle, heuristic);
         self.wait(&guard, puzzle.deadline, started, |_| {}).await
@@ -628,7 +692,9 @@ impl SolverRpc for SolverService {
             let _ = tx.try_send(answer.map(|r| event(v1::solve_event::Event::Result(r))));
             return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
         }
-        let permit = shared.admit().inspect_err(|e| metric.failed(e))?;
+        let admission = shared
+            .admit(client_address(&request))
+            .inspect_err(|e| metric.failed(e))?;
         let heuristic = shared
             .choose(&puzzle, started)
             .await
@@ -669,7 +735,7 @@ impl SolverRpc for SolverService {
             let item = answer.map(|r| event(v1::solve_event::Event::Result(r)));
             let _ = tx.send(item).await;
             drop(guard);
-            drop(permit);
+            drop(admission);
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }

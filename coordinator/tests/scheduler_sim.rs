@@ -30,6 +30,7 @@ struct Sim {
     assigned: Vec<(WorkerId, Assignment)>,
     finished: Vec<(JobId, JobOutcome, JobStats)>,
     cancels: Vec<(WorkerId, JobId)>,
+    disconnected: Vec<WorkerId>,
     progress: Vec<(JobId, u32, bool)>,
     /// Every result delivered, for replaying duplicates.
     delivered: Vec<(WorkerId, UnitResult)>,
@@ -45,6 +46,7 @@ impl Sim {
             assigned: Vec::new(),
             finished: Vec::new(),
             cancels: Vec::new(),
+            disconnected: Vec::new(),
             progress: Vec::new(),
             delivered: Vec::new(),
         }
@@ -75,6 +77,11 @@ impl Sim {
                         let cmds = self.sched.on_result(worker, r, self.now);
                         self.handle(cmds);
                     }
+                }
+                Command::Disconnect { worker } => {
+                    // The connection closes: whatever the worker had queued is gone with it.
+                    self.disconnected.push(worker);
+                    self.inbox.remove(&worker);
                 }
                 Command::Progress {
                     job,
@@ -328,7 +335,9 @@ fn a_silent_worker_loses_its_lease() {
     let cmds = sim.sched.tick(sim.now);
     sim.handle(cmds);
     assert_eq!(sim.sched.workers(), 1);
-    sim.inbox.remove(&2);
+    // Its connection is closed, so a worker that was only cut off rejoins instead of idling.
+    assert_eq!(sim.disconnected, vec![2]);
+    assert!(!sim.inbox.contains_key(&2));
     sim.run(&[(1, 1)], false);
     check_optimal(&sim, 1, &root);
 }

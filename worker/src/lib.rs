@@ -187,6 +187,9 @@ fn hello(config: &Config, tables: &ServedTables) -> v1::Hello {
     }
 }
 
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// One connection: hello, then assignments in, results and heartbeats out.
 async fn session(
     config: &Config,
@@ -200,6 +203,11 @@ async fn session(
             source,
         })?
         .connect_timeout(Duration::from_secs(2))
+        // A cut network leaves the stream open but silent: HTTP/2 pings notice it, so the
+        // worker reconnects instead of waiting on a dead connection.
+        .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+        .keep_alive_while_idle(true)
         .tcp_nodelay(true);
     let channel = tokio::select! {
         _ = shutdown.cancelled() => return Ok(SessionEnd::Shutdown),
