@@ -81,21 +81,25 @@ for h in "${hosts[@]}"; do
     ip -n "$ns" addr add "${addr[$h]}/24" dev eth0
     ip -n "$ns" link set eth0 up
 done
+# Runs a command on host $1. Background processes are started with `ip netns exec` itself (it
+# execs the command), so that `$!` is the binary's PID and `kill -9` reaches the binary.
 on() { local h=$1; shift; ip netns exec "$prefix-$h" "$@"; }
 
 url="http://${addr[coord]}:50051"
 export RUST_LOG=${RUST_LOG:-info}
 start_coordinator() {
-    on coord "$bin/npuzzle-coordinator" --listen "${addr[coord]}:50051" --lease-secs 3 \
+    ip netns exec "$prefix-coord" "$bin/npuzzle-coordinator" --listen "${addr[coord]}:50051" --lease-secs 3 \
         --probe-nodes 1000 --units-per-slot 16 >>"$work/coord.log" 2>&1 &
     coord_pid=$!
+    disown "$coord_pid" # killed on purpose below: no job-control chatter
 }
 start_coordinator
 declare -A worker_pid
 for w in w1 w2 w3; do
-    on "$w" "$bin/npuzzle-worker" --coordinator "$url" --threads 1 --name "$w" \
+    ip netns exec "$prefix-$w" "$bin/npuzzle-worker" --coordinator "$url" --threads 1 --name "$w" \
         >"$work/$w.log" 2>&1 &
     worker_pid[$w]=$!
+    disown "${worker_pid[$w]}"
 done
 
 workers() {
@@ -133,7 +137,7 @@ wait_answers() { # COUNT
 }
 
 started=$SECONDS
-on client "$bin/npuzzle" batch "$work/boards.txt" --coordinator "$url" --goal blank-first \
+ip netns exec "$prefix-client" "$bin/npuzzle" batch "$work/boards.txt" --coordinator "$url" --goal blank-first \
     --heuristic lc --output jsonl --out "$work/answers.jsonl" >"$work/batch.log" 2>&1 &
 batch_pid=$!
 
@@ -157,8 +161,11 @@ python3 "$here/check_answers.py" "$work/instances.txt" "$work/answers.jsonl"
 wait_workers 2 60 "w2 rejoining after its link came back"
 echo "batch: $total boards in ${batch_secs} s through faults 1-2; w2 rejoined"
 
+requeued=$(grep -o 'requeued=[0-9]*' "$work/coord.log" | awk -F= '{ s += $2 } END { print s + 0 }')
+expired=$(grep -c 'lease expired' "$work/coord.log" || true)
+echo "         units requeued: $requeued; leases expired: $expired"
 kill -9 "$coord_pid"
-wait "$coord_pid" 2>/dev/null || true
+while kill -0 "$coord_pid" 2>/dev/null; do sleep 0.05; done
 asked=$SECONDS
 board=$(sed -n 1p "$work/boards.txt")
 if on client timeout 30 "$bin/npuzzle" solve "$board" --coordinator "$url" --goal blank-first \
