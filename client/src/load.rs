@@ -1047,26 +1047,17 @@ impl fmt::Display for LoadReport {
             .map(|k| (k.name(), self.kinds.get(k.name()).unwrap_or(&empty)))
             .chain([("all", &self.total)]);
         for (name, t) in rows {
-            let l = t.latency_ms.clone().unwrap_or(Latency {
-                p50: f64::NAN,
-                p90: f64::NAN,
-                p99: f64::NAN,
-                max: f64::NAN,
-                mean: f64::NAN,
-            });
+            let latency = match &t.latency_ms {
+                Some(l) => format!(
+                    "{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
+                    l.p50, l.p90, l.p99, l.max
+                ),
+                None => format!("{:>10}{:>10}{:>10}{:>10}", "-", "-", "-", "-"),
+            };
             writeln!(
                 f,
-                "{name:<11}{:>9}{:>9}{:>6}{:>7}{:>9}{:>11}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
-                t.requests,
-                t.ok,
-                t.lost,
-                t.wrong,
-                t.retries,
-                t.cache_hits,
-                l.p50,
-                l.p90,
-                l.p99,
-                l.max
+                "{name:<11}{:>9}{:>9}{:>6}{:>7}{:>9}{:>11}{latency}",
+                t.requests, t.ok, t.lost, t.wrong, t.retries, t.cache_hits,
             )?;
         }
         let answers: Vec<String> = self
