@@ -26,7 +26,8 @@ pub struct BenchPlan {
     pub latency_samples: usize,
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The `p` quantile (0 to 1) of `sorted` values, nearest rank; NaN when there are none.
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }

@@ -13,6 +13,8 @@
 //! - [`tools`]: `gen` (random boards, reproducible by seed) and `verify` (replay a path).
 //! - [`bench`]: one thread, each heuristic, nodes and node rates per instance.
 //! - [`cluster_bench`]: distribution's costs and gains, measured through a coordinator.
+//! - [`load`]: many concurrent clients mixing cached, new, invalid and unsolvable boards
+//!   against one coordinator; every answer checked, throughput and latency percentiles.
 //! - [`remote`]: the same through a coordinator (`--coordinator URL`), or through the embedded
 //!   cluster that runs when no coordinator is named.
 //! - [`ops`]: `stats` (the cluster's state) and `health` (a grpc.health.v1 check with probe
@@ -37,6 +39,7 @@ pub mod bench;
 pub mod cluster_bench;
 pub mod engine;
 pub mod input;
+pub mod load;
 pub mod ops;
 pub mod remote;
 pub mod sink;

@@ -54,6 +54,10 @@ enum Command {
     Cluster(ClusterArgs),
     /// Benchmark the cluster: time, search overhead, balance, cancel latency, round trips.
     ClusterBench(ClusterBenchArgs),
+    /// Load test: many concurrent clients mixing cached, new, invalid and unsolvable boards;
+    /// every answer checked (paths replayed, lengths against the optimum). Exit status 1 when
+    /// any answer is lost or wrong.
+    Load(LoadArgs),
     /// Pattern databases: build them, or list what is on disk.
     #[command(subcommand)]
     Pdb(PdbCommand),
@@ -171,6 +175,66 @@ struct ClusterBenchArgs {
     /// 8-puzzle and cache-hit round trips to time.
     #[arg(long, env = "NPUZZLE_BENCH_LATENCY_SAMPLES", default_value_t = 1000)]
     latency_samples: usize,
+}
+
+#[derive(Args)]
+struct LoadArgs {
+    /// A running coordinator; without it, an embedded cluster (a coordinator and --workers
+    /// workers, in this process, on loopback) is started.
+    #[arg(long, env = "NPUZZLE_COORDINATOR", value_name = "URL")]
+    coordinator: Option<String>,
+    /// Embedded cluster: in-process workers (they load no pattern databases).
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = 1)]
+    workers: usize,
+    /// Embedded cluster: search threads per worker (default: the cores shared among them).
+    #[arg(long, env = "NPUZZLE_THREADS")]
+    threads: Option<usize>,
+    /// Embedded cluster: the coordinator's limit on requests needing a search (past it,
+    /// RESOURCE_EXHAUSTED with a retry-after-ms hint, which the clients wait out and retry).
+    #[arg(long, env = "NPUZZLE_MAX_SEARCHES", value_name = "N")]
+    max_searches: Option<usize>,
+    /// Concurrent clients, each sending its next request when it has its answer.
+    #[arg(long, env = "NPUZZLE_LOAD_CLIENTS", default_value_t = 64)]
+    clients: usize,
+    /// gRPC connections the clients share (0: one per client).
+    #[arg(long, env = "NPUZZLE_LOAD_CONNECTIONS", default_value_t = 0)]
+    connections: usize,
+    /// Requests in the measured run (after the warm-up).
+    #[arg(long, env = "NPUZZLE_LOAD_REQUESTS", default_value_t = 2000)]
+    requests: usize,
+    /// Start no request after this many seconds (the rest is reported as not sent).
+    #[arg(
+        long,
+        env = "NPUZZLE_LOAD_DURATION",
+        default_value_t = 60.0,
+        value_name = "SECS"
+    )]
+    duration: f64,
+    /// Distinct boards sent once before the measured run; the `cached` kind repeats them.
+    #[arg(long, env = "NPUZZLE_LOAD_WARM", default_value_t = 200)]
+    warm: usize,
+    /// Kinds of request and their weights: cached (warm-up boards again), new (boards not sent
+    /// before), invalid (malformed requests), unsolvable (two tiles swapped).
+    #[arg(long, env = "NPUZZLE_LOAD_MIX", default_value = npuzzle_client::load::DEFAULT_MIX)]
+    mix: npuzzle_client::load::Mix,
+    /// The random seed of the workload.
+    #[arg(long, env = "NPUZZLE_LOAD_SEED", default_value_t = 1)]
+    seed: u64,
+    /// Board size as WxH; above 9 cells, --walk is needed (each optimum is checked here).
+    #[arg(long, env = "NPUZZLE_SIZE", default_value = "3x3", value_name = "WxH")]
+    size: Shape,
+    /// Boards are random walks of K moves from the goal instead of uniformly random.
+    #[arg(long, env = "NPUZZLE_LOAD_WALK", value_name = "K")]
+    walk: Option<usize>,
+    /// A request with no answer this long after its first try (retries included) is lost.
+    #[arg(long, env = "NPUZZLE_LOAD_TIMEOUT_MS", default_value_t = 30_000)]
+    timeout_ms: u64,
+    /// The longest wait before a retry after RESOURCE_EXHAUSTED, whatever the hint says.
+    #[arg(long, env = "NPUZZLE_LOAD_MAX_RETRY_WAIT_MS", default_value_t = 1000)]
+    max_retry_wait_ms: u64,
+    /// Print one JSON object instead of text.
+    #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -599,23 +663,8 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
         let url = match &args.coordinator {
             Some(url) => url.clone(),
             None => {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-                let url = format!("http://{}", listener.local_addr()?);
-                tokio::spawn(npuzzle_coordinator::run(
-                    listener,
-                    npuzzle_coordinator::Config::default(),
-                    shutdown.clone(),
-                ));
-                let workers = args.workers.max(1);
-                for i in 0..workers {
-                    let mut config = npuzzle_worker::Config::new(url.clone());
-                    config.threads = args.threads.unwrap_or((cores() / workers).max(1));
-                    config.name = format!("bench-{i}");
-                    // The benchmark compares md or lc with the serial search: no tables.
-                    config.load_pdbs = false;
-                    tokio::spawn(npuzzle_worker::run(config, shutdown.clone()));
-                }
-                url
+                let config = npuzzle_coordinator::Config::default();
+                start_local_cluster(config, args.workers, args.threads, "bench", &shutdown).await?
             }
         };
         let mut client = remote::connect(&url)
@@ -624,6 +673,83 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
         let ok =
             npuzzle_client::cluster_bench::run(&mut client, &plan, io::stdout().lock()).await?;
         Ok(if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
+    })
+}
+
+/// Starts a coordinator on `127.0.0.1:0` and `workers` workers (no pattern databases: the
+/// benchmarks compare md or lc, and the load test wants the same cluster on every machine) on
+/// the current runtime, until `shutdown`; returns the coordinator's URL.
+async fn start_local_cluster(
+    config: npuzzle_coordinator::Config,
+    workers: usize,
+    threads: Option<usize>,
+    name: &str,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
+    let workers = workers.max(1);
+    for i in 0..workers {
+        let mut config = npuzzle_worker::Config::new(url.clone());
+        config.threads = threads.unwrap_or((cores() / workers).max(1));
+        config.name = format!("{name}-{i}");
+        config.load_pdbs = false;
+        tokio::spawn(npuzzle_worker::run(config, shutdown.clone()));
+    }
+    Ok(url)
+}
+
+fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    use npuzzle_client::load::{self, LoadPlan};
+    if args.coordinator.is_some() && args.max_searches.is_some() {
+        anyhow::bail!(
+            "--max-searches (NPUZZLE_MAX_SEARCHES) configures the embedded coordinator; with --coordinator, set it on that coordinator"
+        );
+    }
+    if !(args.duration > 0.0 && args.duration.is_finite()) {
+        anyhow::bail!("--duration must be a positive number of seconds");
+    }
+    let plan = LoadPlan {
+        shape: args.size,
+        walk: args.walk,
+        requests: args.requests,
+        clients: args.clients.max(1),
+        connections: args.connections,
+        warm: args.warm,
+        mix: args.mix,
+        seed: args.seed,
+        duration: std::time::Duration::from_secs_f64(args.duration),
+        timeout: std::time::Duration::from_millis(args.timeout_ms.max(1)),
+        max_retry_wait: std::time::Duration::from_millis(args.max_retry_wait_ms),
+    };
+    plan.check()?;
+    runtime()?.block_on(async {
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let _stop = shutdown.clone().drop_guard();
+        let url = match &args.coordinator {
+            Some(url) => url.clone(),
+            None => {
+                let mut config = npuzzle_coordinator::Config::default();
+                if let Some(n) = args.max_searches {
+                    config.max_searches = n.max(1);
+                }
+                start_local_cluster(config, args.workers, args.threads, "load", &shutdown).await?
+            }
+        };
+        let report = load::run(&url, &plan).await?;
+        let mut out = io::stdout().lock();
+        if args.json {
+            serde_json::to_writer(&mut out, &report)?;
+            writeln!(out)?;
+        } else {
+            write!(out, "{report}")?;
+        }
+        Ok(if report.passed {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(1)
@@ -807,6 +933,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench(a),
         Command::Cluster(a) => cluster(a),
         Command::ClusterBench(a) => cluster_bench(a),
+        Command::Load(a) => load(a),
         Command::Pdb(c) => pdb(c),
         Command::Stats(a) => stats(a),
         Command::Health(a) => health(a),

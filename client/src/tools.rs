@@ -21,11 +21,16 @@ pub enum Generate {
 pub fn generate(goal: &Goal, kind: Generate, count: usize, seed: u64) -> Vec<Board> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     (0..count)
-        .map(|_| match kind {
-            Generate::Uniform => uniform(goal, &mut rng),
-            Generate::Walk(steps) => walk(goal, steps, &mut rng),
-        })
+        .map(|_| random_board(goal, kind, &mut rng))
         .collect()
+}
+
+/// One random board for `goal`, drawn from `rng` (the boards of [`generate`], one at a time).
+pub fn random_board(goal: &Goal, kind: Generate, rng: &mut impl Rng) -> Board {
+    match kind {
+        Generate::Uniform => uniform(goal, rng),
+        Generate::Walk(steps) => walk(goal, steps, rng),
+    }
 }
 
 fn uniform(goal: &Goal, rng: &mut impl Rng) -> Board {

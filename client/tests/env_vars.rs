@@ -28,6 +28,7 @@ fn every_option_names_its_environment_variable() {
         &["bench"],
         &["cluster"],
         &["cluster-bench"],
+        &["load"],
         &["pdb", "build"],
         &["pdb", "list"],
         &["stats"],
