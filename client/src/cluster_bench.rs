@@ -8,10 +8,8 @@
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
-use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_to_wire, v1};
 use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, Move, Shape, Solver};
-use tonic::transport::Channel;
 
 use crate::bench::Instance;
 
@@ -49,7 +47,7 @@ fn request(
     }
 }
 
-async fn stats(client: &mut SolverClient<Channel>) -> io::Result<v1::StatsResponse> {
+async fn stats(client: &mut crate::remote::Coordinator) -> io::Result<v1::StatsResponse> {
     Ok(client
         .stats(v1::StatsRequest {})
         .await
@@ -78,7 +76,7 @@ fn eight_puzzles(count: usize, seed: u64) -> Vec<Board> {
 }
 
 pub async fn run<W: Write>(
-    client: &mut SolverClient<Channel>,
+    client: &mut crate::remote::Coordinator,
     plan: &BenchPlan,
     mut out: W,
 ) -> io::Result<bool> {

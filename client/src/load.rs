@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use npuzzle_proto::v1::solver_client::SolverClient;
+use npuzzle_proto::security::ClientSecurity;
 use npuzzle_proto::{board_to_wire, v1};
 use npuzzle_solver::{
     Board, EXACT_MAX_CELLS, Goal, HeuristicKind, Limits, SearchOutcome, Shape, Solver, parse_moves,
@@ -35,7 +35,6 @@ use npuzzle_solver::{
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use tonic::transport::Channel;
 use tonic::{Code, Status};
 
 use crate::cluster_bench::percentile;
@@ -249,7 +248,7 @@ pub enum LoadError {
     #[error("cannot reach the coordinator at {url}: {source}")]
     Connect {
         url: String,
-        source: tonic::transport::Error,
+        source: remote::ConnectError,
     },
     #[error("the coordinator at {url} did not answer Stats: {}", .status.message())]
     Stats { url: String, status: Status },
@@ -664,7 +663,7 @@ fn retry_wait(status: &Status, cap: Duration) -> Duration {
 /// Sends one request until it has an answer (retrying on `RESOURCE_EXHAUSTED`) or its timeout
 /// passes, and judges the answer.
 async fn ask(
-    client: &mut SolverClient<Channel>,
+    client: &mut remote::Coordinator,
     item: &Item,
     goal: &Goal,
     plan: &LoadPlan,
@@ -723,7 +722,7 @@ struct Phase {
 /// Sends `items` from `plan.clients` concurrent tasks over `clients` (round robin), starting
 /// none after `stop_at`.
 async fn drive(
-    clients: &[SolverClient<Channel>],
+    clients: &[remote::Coordinator],
     items: Arc<Vec<Item>>,
     plan: &LoadPlan,
     stop_at: Option<Instant>,
@@ -869,7 +868,11 @@ pub struct LoadReport {
 
 /// Connects `plan.connections` channels (one per client when 0) to the coordinator at `url`,
 /// waits for a worker, sends the warm-up and then the measured run, and reports.
-pub async fn run(url: &str, plan: &LoadPlan) -> Result<LoadReport, LoadError> {
+pub async fn run(
+    url: &str,
+    security: &ClientSecurity,
+    plan: &LoadPlan,
+) -> Result<LoadReport, LoadError> {
     plan.check()?;
     let connections = match plan.connections {
         0 => plan.clients.max(1),
@@ -877,7 +880,7 @@ pub async fn run(url: &str, plan: &LoadPlan) -> Result<LoadReport, LoadError> {
     };
     let mut clients = Vec::with_capacity(connections);
     for _ in 0..connections {
-        let client = remote::connect(url)
+        let client = remote::connect(url, security)
             .await
             .map_err(|source| LoadError::Connect {
                 url: url.to_string(),
@@ -970,7 +973,7 @@ pub async fn run(url: &str, plan: &LoadPlan) -> Result<LoadReport, LoadError> {
 
 /// Waits until the coordinator counts a worker (at most [`JOIN_TIMEOUT`]), and returns its stats.
 async fn joined(
-    client: &mut SolverClient<Channel>,
+    client: &mut remote::Coordinator,
     url: &str,
 ) -> Result<v1::StatsResponse, LoadError> {
     let started = Instant::now();

@@ -12,10 +12,9 @@ use npuzzle_client::engine::{Engine, HeuristicChoice, Settings, Status};
 use npuzzle_client::input::Format;
 use npuzzle_client::{bench, ops, remote};
 use npuzzle_client::{sink, tools};
-use npuzzle_proto::v1::solver_client::SolverClient;
+use npuzzle_proto::security::{ClientSecurity, PemCertificates, Token};
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
 use npuzzle_telemetry::LogFormat;
-use tonic::transport::Channel;
 
 /// Optimal solutions for sliding-tile puzzles (8-, 15-, 24-puzzle, rectangles up to 5x5).
 ///
@@ -76,6 +75,50 @@ fn boolish() -> clap::builder::BoolishValueParser {
 /// Default coordinator of `stats` and `health`.
 const LOCAL_COORDINATOR: &str = "http://127.0.0.1:50051";
 
+/// The client token a coordinator may require (its --client-token).
+#[derive(Args, Clone, Default)]
+struct TokenOptions {
+    /// The client token the coordinator requires (its --client-token), sent as `authorization:
+    /// Bearer TOKEN` with every call to --coordinator. Prefer --token-file: other processes of
+    /// the same user can read the environment and the command line.
+    #[arg(
+        long,
+        env = "NPUZZLE_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// The client token, read from FILE (trailing line breaks dropped).
+    #[arg(long, env = "NPUZZLE_TOKEN_FILE", value_name = "FILE")]
+    token_file: Option<PathBuf>,
+}
+
+/// How an https:// coordinator's certificate is verified.
+#[derive(Args, Clone, Default)]
+struct TlsOptions {
+    /// For an https:// coordinator: the CA certificate (PEM) that must have signed its
+    /// certificate. Without it, the Mozilla root CAs are trusted.
+    #[arg(long, env = "NPUZZLE_TLS_CA", value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// For an https:// coordinator: the name its certificate must carry, when it is not the
+    /// URL's host (e.g. when connecting by IP address).
+    #[arg(long, env = "NPUZZLE_TLS_DOMAIN", value_name = "NAME")]
+    tls_domain: Option<String>,
+}
+
+/// The token and TLS settings, read (token and CA files) and checked.
+fn security(token: &TokenOptions, tls: &TlsOptions) -> anyhow::Result<ClientSecurity> {
+    Ok(ClientSecurity {
+        token: Token::from_flags(token.token.clone(), token.token_file.as_deref(), "--token")?,
+        tls_ca: tls
+            .tls_ca
+            .as_deref()
+            .map(PemCertificates::read)
+            .transpose()?,
+        tls_domain: tls.tls_domain.clone(),
+    })
+}
+
 #[derive(Args)]
 struct StatsArgs {
     /// The coordinator's URL.
@@ -92,6 +135,10 @@ struct StatsArgs {
         value_name = "N"
     )]
     timeout_ms: u64,
+    #[command(flatten)]
+    token: TokenOptions,
+    #[command(flatten)]
+    tls: TlsOptions,
 }
 
 #[derive(Args)]
@@ -117,6 +164,9 @@ struct HealthArgs {
         value_name = "N"
     )]
     timeout_ms: u64,
+    // grpc.health.v1 needs no token: TLS settings only.
+    #[command(flatten)]
+    tls: TlsOptions,
 }
 
 #[derive(Subcommand)]
@@ -175,6 +225,10 @@ struct ClusterBenchArgs {
     /// 8-puzzle and cache-hit round trips to time.
     #[arg(long, env = "NPUZZLE_BENCH_LATENCY_SAMPLES", default_value_t = 1000)]
     latency_samples: usize,
+    #[command(flatten)]
+    token: TokenOptions,
+    #[command(flatten)]
+    tls: TlsOptions,
 }
 
 #[derive(Args)]
@@ -183,6 +237,10 @@ struct LoadArgs {
     /// workers, in this process, on loopback) is started.
     #[arg(long, env = "NPUZZLE_COORDINATOR", value_name = "URL")]
     coordinator: Option<String>,
+    #[command(flatten)]
+    token: TokenOptions,
+    #[command(flatten)]
+    tls: TlsOptions,
     /// Embedded cluster: in-process workers (they load no pattern databases).
     #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = 1)]
     workers: usize,
@@ -289,6 +347,10 @@ struct BoardOptions {
     /// core, in this process, on loopback.
     #[arg(long, env = "NPUZZLE_COORDINATOR", value_name = "URL")]
     coordinator: Option<String>,
+    #[command(flatten)]
+    token: TokenOptions,
+    #[command(flatten)]
+    tls: TlsOptions,
 }
 
 #[derive(Args)]
@@ -420,27 +482,37 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Runs `work` against the named coordinator, or against an embedded cluster (whose worker
-/// serves the pattern databases of `settings.pdb_dir`).
+/// Runs `work` against the coordinator `options` names (with its token and TLS settings), or
+/// against an embedded cluster (whose worker serves the pattern databases of
+/// `settings.pdb_dir`).
 fn with_coordinator<T>(
-    coordinator: Option<&str>,
+    options: &BoardOptions,
     settings: &Settings,
-    work: impl AsyncFnOnce(SolverClient<Channel>) -> anyhow::Result<T>,
+    work: impl AsyncFnOnce(remote::Coordinator) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     runtime()?.block_on(async {
-        let (_embedded, url) = match coordinator {
-            Some(url) => (None, url.to_string()),
+        let (_embedded, url, security) = match &options.coordinator {
+            Some(url) => (None, url.clone(), security(&options.token, &options.tls)?),
             None => {
                 let cluster = remote::EmbeddedCluster::start(cores(), settings).await?;
                 let url = cluster.url.clone();
-                (Some(cluster), url)
+                (Some(cluster), url, ClientSecurity::default())
             }
         };
-        let client = remote::connect(&url)
+        let client = remote::connect(&url, &security)
             .await
-            .with_context(|| format!("cannot reach the coordinator at {url}"))?;
+            .map_err(|e| cannot_reach(&url, &e))?;
         work(client).await
     })
+}
+
+/// The error of a failed connection, its causes on one line, each once (TLS failures included:
+/// `invalid peer certificate: UnknownIssuer`).
+fn cannot_reach(url: &str, error: &remote::ConnectError) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot reach the coordinator at {url}: {}",
+        ops::describe(error)
+    )
 }
 
 /// `--serial` and `--coordinator` exclude each other. (Checked here rather than by clap, which
@@ -460,15 +532,11 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let record = if args.options.serial {
         Engine::new(settings).solve_text(0, &args.board, None)
     } else {
-        with_coordinator(
-            args.options.coordinator.as_deref(),
-            &settings,
-            async |mut client| {
-                remote::solve(&mut client, 0, &args.board, None, &settings)
-                    .await
-                    .map_err(|s| anyhow::anyhow!("coordinator: {}", s.message()))
-            },
-        )?
+        with_coordinator(&args.options, &settings, async |mut client| {
+            remote::solve(&mut client, 0, &args.board, None, &settings)
+                .await
+                .map_err(|s| anyhow::anyhow!("coordinator: {}", s.message()))
+        })?
     };
     let mut out = io::stdout().lock();
     if args.json {
@@ -565,11 +633,9 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     let summary = if args.options.serial {
         batch::run(input, sink, &options)?
     } else {
-        with_coordinator(
-            args.options.coordinator.as_deref(),
-            &options.settings,
-            async |client| Ok(remote::batch(input, sink, client, &options).await?),
-        )?
+        with_coordinator(&args.options, &options.settings, async |client| {
+            Ok(remote::batch(input, sink, client, &options).await?)
+        })?
     };
     if watched {
         if skipped > 0 {
@@ -660,16 +726,19 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
         let shutdown = tokio_util::sync::CancellationToken::new();
         let _stop = shutdown.clone().drop_guard();
-        let url = match &args.coordinator {
-            Some(url) => url.clone(),
+        let (url, security) = match &args.coordinator {
+            Some(url) => (url.clone(), security(&args.token, &args.tls)?),
             None => {
                 let config = npuzzle_coordinator::Config::default();
-                start_local_cluster(config, args.workers, args.threads, "bench", &shutdown).await?
+                let url =
+                    start_local_cluster(config, args.workers, args.threads, "bench", &shutdown)
+                        .await?;
+                (url, ClientSecurity::default())
             }
         };
-        let mut client = remote::connect(&url)
+        let mut client = remote::connect(&url, &security)
             .await
-            .with_context(|| format!("cannot reach the coordinator at {url}"))?;
+            .map_err(|e| cannot_reach(&url, &e))?;
         let ok =
             npuzzle_client::cluster_bench::run(&mut client, &plan, io::stdout().lock()).await?;
         Ok(if ok {
@@ -731,17 +800,20 @@ fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
         let shutdown = tokio_util::sync::CancellationToken::new();
         let _stop = shutdown.clone().drop_guard();
-        let url = match &args.coordinator {
-            Some(url) => url.clone(),
+        let (url, security) = match &args.coordinator {
+            Some(url) => (url.clone(), security(&args.token, &args.tls)?),
             None => {
                 let mut config = npuzzle_coordinator::Config::default();
                 if let Some(n) = args.max_searches {
                     config.max_searches = n.max(1);
                 }
-                start_local_cluster(config, args.workers, args.threads, "load", &shutdown).await?
+                let url =
+                    start_local_cluster(config, args.workers, args.threads, "load", &shutdown)
+                        .await?;
+                (url, ClientSecurity::default())
             }
         };
-        let report = load::run(&url, &plan).await?;
+        let report = load::run(&url, &security, &plan).await?;
         let mut out = io::stdout().lock();
         if args.json {
             serde_json::to_writer(&mut out, &report)?;
@@ -892,7 +964,11 @@ fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
 fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let timeout = std::time::Duration::from_millis(args.timeout_ms.max(1));
     let stats = runtime()?
-        .block_on(ops::stats(&args.coordinator, timeout))
+        .block_on(ops::stats(
+            &args.coordinator,
+            &security(&args.token, &args.tls)?,
+            timeout,
+        ))
         .map_err(|e| anyhow::anyhow!(ops::describe(&e)))?;
     let mut out = io::stdout().lock();
     if args.json {
@@ -911,7 +987,8 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
 
 fn health(args: HealthArgs) -> anyhow::Result<ExitCode> {
     let timeout = std::time::Duration::from_millis(args.timeout_ms.max(1));
-    let health = runtime()?.block_on(ops::health(&args.coordinator, &args.service, timeout));
+    let tls = security(&TokenOptions::default(), &args.tls)?;
+    let health = runtime()?.block_on(ops::health(&args.coordinator, &args.service, &tls, timeout));
     println!("{}", health.name());
     if let ops::Health::Unknown(why) | ops::Health::Unreachable(why) = &health {
         eprintln!("{why}");

@@ -5,9 +5,10 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use npuzzle_proto::security::{ClientSecurity, SecurityError};
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -15,11 +16,8 @@ use tonic_health::pb::health_client::HealthClient;
 /// Why the coordinator could not be asked.
 #[derive(Debug, thiserror::Error)]
 pub enum OpsError {
-    #[error("invalid coordinator URL {url:?}")]
-    Url {
-        url: String,
-        source: tonic::transport::Error,
-    },
+    #[error(transparent)]
+    Settings(#[from] SecurityError),
     #[error("cannot reach the coordinator at {url}")]
     Connect {
         url: String,
@@ -46,13 +44,12 @@ pub fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     parts.join(": ")
 }
 
-async fn channel(url: &str, timeout: Duration) -> Result<Channel, OpsError> {
-    let endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|source| OpsError::Url {
-            url: url.to_string(),
-            source,
-        })?
-        .connect_timeout(timeout);
+async fn channel(
+    url: &str,
+    security: &ClientSecurity,
+    timeout: Duration,
+) -> Result<Channel, OpsError> {
+    let endpoint = security.endpoint(url)?.connect_timeout(timeout);
     match tokio::time::timeout(timeout, endpoint.connect()).await {
         Ok(Ok(channel)) => Ok(channel),
         Ok(Err(source)) => Err(OpsError::Connect {
@@ -66,9 +63,16 @@ async fn channel(url: &str, timeout: Duration) -> Result<Channel, OpsError> {
     }
 }
 
-/// The coordinator's `Stats`.
-pub async fn stats(url: &str, timeout: Duration) -> Result<v1::StatsResponse, OpsError> {
-    let mut client = SolverClient::new(channel(url, timeout).await?);
+/// The coordinator's `Stats` (which needs the client token when the coordinator requires one).
+pub async fn stats(
+    url: &str,
+    security: &ClientSecurity,
+    timeout: Duration,
+) -> Result<v1::StatsResponse, OpsError> {
+    let mut client = SolverClient::with_interceptor(
+        channel(url, security, timeout).await?,
+        security.interceptor(),
+    );
     let mut request = tonic::Request::new(v1::StatsRequest {});
     request.set_timeout(timeout);
     match tokio::time::timeout(timeout, client.stats(request)).await {
@@ -162,9 +166,15 @@ impl Health {
 }
 
 /// Asks the coordinator's `grpc.health.v1.Health/Check` about `service` (`""`: the server as a
-/// whole), giving up after `timeout` (connecting and asking).
-pub async fn health(url: &str, service: &str, timeout: Duration) -> Health {
-    let channel = match channel(url, timeout).await {
+/// whole), giving up after `timeout` (connecting and asking). Health needs no token; `security`
+/// matters for its TLS settings.
+pub async fn health(
+    url: &str,
+    service: &str,
+    security: &ClientSecurity,
+    timeout: Duration,
+) -> Health {
+    let channel = match channel(url, security, timeout).await {
         Ok(c) => c,
         Err(e) => return Health::Unreachable(describe(&e)),
     };

@@ -6,17 +6,32 @@ use std::io::{self, BufRead, Write};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use npuzzle_proto::security::{AttachToken, ClientSecurity, SecurityError, tls_failure};
 use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_proto::{board_to_wire, v1};
 use npuzzle_solver::{Board, GoalSpec, Shape};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::batch::{BatchOptions, Sink, Summary};
 use crate::engine::{HeuristicChoice, Record, Settings};
 use crate::input::{Format, Item, Reader};
+
+/// A connection to a coordinator's `npuzzle.v1.Solver`, every call carrying the client token
+/// (if any).
+pub type Coordinator = SolverClient<InterceptedService<Channel, AttachToken>>;
+
+/// Why no connection to the coordinator was made.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error(transparent)]
+    Settings(#[from] SecurityError),
+    #[error(transparent)]
+    Transport(#[from] tonic::transport::Error),
+}
 
 /// A coordinator and one worker running inside this process on `127.0.0.1:0`.
 pub struct EmbeddedCluster {
@@ -59,7 +74,9 @@ impl EmbeddedCluster {
 
     /// Waits until the coordinator counts the worker (at most [`JOIN_TIMEOUT`]).
     async fn joined(&self) -> io::Result<()> {
-        let mut client = connect(&self.url).await.map_err(io::Error::other)?;
+        let mut client = connect(&self.url, &ClientSecurity::default())
+            .await
+            .map_err(io::Error::other)?;
         let started = Instant::now();
         loop {
             let stats = client
@@ -86,26 +103,31 @@ impl Drop for EmbeddedCluster {
     }
 }
 
-/// Connects to a coordinator, retrying briefly (an embedded one may still be starting).
-pub async fn connect(url: &str) -> Result<SolverClient<Channel>, tonic::transport::Error> {
-    let endpoint = tonic::transport::Endpoint::from_shared(url.to_string())?
+/// Connects to a coordinator with `security` (its client token, and for `https://` the CA to
+/// verify it with), retrying briefly (an embedded one may still be starting). A TLS failure
+/// (the certificate does not verify) is not retried.
+pub async fn connect(url: &str, security: &ClientSecurity) -> Result<Coordinator, ConnectError> {
+    let endpoint = security
+        .endpoint(url)?
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true);
+    let client = |channel| {
+        SolverClient::with_interceptor(channel, security.interceptor())
+            .max_decoding_message_size(16 << 20)
+            .max_encoding_message_size(16 << 20)
+    };
     let mut last = None;
     for _ in 0..20 {
         match endpoint.connect().await {
-            Ok(channel) => {
-                return Ok(SolverClient::new(channel)
-                    .max_decoding_message_size(16 << 20)
-                    .max_encoding_message_size(16 << 20));
-            }
+            Ok(channel) => return Ok(client(channel)),
+            Err(e) if tls_failure(&e).is_some() => return Err(e.into()),
             Err(e) => last = Some(e),
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     match last {
-        Some(e) => Err(e),
-        None => endpoint.connect().await.map(SolverClient::new),
+        Some(e) => Err(e.into()),
+        None => Ok(client(endpoint.connect().await?)),
     }
 }
 
@@ -147,7 +169,7 @@ fn request(
 /// heuristic no connected worker serves (no pattern databases for the shape), is an `invalid`
 /// record; transport failures are errors.
 pub async fn solve(
-    client: &mut SolverClient<Channel>,
+    client: &mut Coordinator,
     index: usize,
     text: &str,
     shape: Option<Shape>,
@@ -191,7 +213,7 @@ pub async fn solve(
 pub async fn batch<R, W>(
     input: R,
     mut sink: Sink<W>,
-    client: SolverClient<Channel>,
+    client: Coordinator,
     options: &BatchOptions,
 ) -> io::Result<Summary>
 where

@@ -62,7 +62,7 @@ async fn a_mixed_load_of_many_clients_loses_nothing_and_every_path_is_optimal() 
         timeout: Duration::from_secs(20),
         ..LoadPlan::default()
     };
-    let report = load::run(&url, &plan).await.unwrap();
+    let report = load::run(&url, &Default::default(), &plan).await.unwrap();
     assert_every_kind_answered_right(&report);
     assert_eq!(report.total.requests, 400);
     assert_eq!(report.connections, 32, "one connection per client");
@@ -93,7 +93,7 @@ async fn past_the_search_limit_clients_retry_on_the_hint_and_still_lose_nothing(
         max_retry_wait: Duration::from_millis(20),
         ..LoadPlan::default()
     };
-    let report = load::run(&url, &plan).await.unwrap();
+    let report = load::run(&url, &Default::default(), &plan).await.unwrap();
     assert_every_kind_answered_right(&report);
     assert!(
         report.kinds["new"].retries > 0,

@@ -31,7 +31,9 @@ fn start_coordinator(workers: usize) -> (String, CancellationToken, std::thread:
                 w.load_pdbs = false;
                 tokio::spawn(npuzzle_worker::run(w, token.clone()));
             }
-            let mut client = npuzzle_client::remote::connect(&url).await.unwrap();
+            let mut client = npuzzle_client::remote::connect(&url, &Default::default())
+                .await
+                .unwrap();
             loop {
                 let stats = client
                     .stats(npuzzle_proto::v1::StatsRequest {})

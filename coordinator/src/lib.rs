@@ -17,6 +17,8 @@
 //! - [`health`]: `grpc.health.v1` statuses: SERVING only while a worker is connected and the
 //!   coordinator is not draining.
 //! - [`metrics`]: the `npuzzle_coordinator_*` Prometheus metrics the adapters record.
+//! - [`auth`]: the client and worker tokens (an interceptor in front of each service) and the
+//!   TLS identity both services are served with.
 //! - [`run`]: serve on a listener until a shutdown token fires: both services, health, server
 //!   reflection (v1 and v1alpha) and, if configured, the metrics endpoint.
 //!
@@ -32,6 +34,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod auth;
 pub mod cache;
 pub mod cluster;
 pub mod health;
@@ -48,6 +51,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::server::TcpIncoming;
 
+pub use auth::{Auth, AuthError, ServerTls};
 pub use npuzzle_telemetry::MetricsListener;
 pub use scheduler::SchedulerConfig;
 
@@ -78,6 +82,11 @@ pub struct Config {
     /// After the shutdown token fires, how long the server goes on answering, with its health
     /// status NOT_SERVING, before it stops: time for load balancers to notice (0: stop at once).
     pub drain: Duration,
+    /// The tokens each service requires (default: none, both open). See [`auth`].
+    pub auth: Auth,
+    /// Serve both services over TLS with this certificate and key (`None`: plaintext h2c).
+    /// Health and reflection share the port, so they are TLS too; the metrics endpoint is not.
+    pub tls: Option<ServerTls>,
 }
 
 impl Default for Config {
@@ -93,6 +102,8 @@ impl Default for Config {
             scheduler: SchedulerConfig::default(),
             metrics: None,
             drain: Duration::ZERO,
+            auth: Auth::default(),
+            tls: None,
         }
     }
 }
@@ -104,18 +115,39 @@ pub enum Error {
     Transport(#[from] tonic::transport::Error),
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    #[error("refusing to start: {0}")]
+    Config(#[from] AuthError),
+    #[error("cannot use the TLS certificate and key: {0}")]
+    Tls(tonic::transport::Error),
+}
+
+impl Config {
+    /// Refuses settings the coordinator must not run with: equal client and worker tokens.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.auth.validate()?;
+        Ok(())
+    }
 }
 
 /// Serves on `listener` until `shutdown` fires (then [`Config::drain`] later): the solver and
 /// cluster services, `grpc.health.v1` (see [`health`]), and server reflection in both its `v1`
 /// and `v1alpha` versions (grpcurl 1.8 speaks only `v1alpha`), which describes the npuzzle and
 /// health protos, so that `grpcurl -plaintext HOST:PORT list` needs no proto files. With
-/// [`Config::metrics`], also the Prometheus endpoint.
+/// [`Config::metrics`], also the Prometheus endpoint. With [`Config::tls`], everything on
+/// `listener` is TLS; with [`Config::auth`], each npuzzle service requires its token (health
+/// and reflection never do). Invalid settings ([`Config::validate`]) return an error at once.
 pub async fn run(
     listener: TcpListener,
     config: Config,
     shutdown: CancellationToken,
 ) -> Result<(), Error> {
+    config.validate()?;
+    let mut server = tonic::transport::Server::builder();
+    if let Some(tls) = &config.tls {
+        server = server
+            .tls_config(tonic::transport::ServerTlsConfig::new().identity(tls.identity.clone()))
+            .map_err(Error::Tls)?;
+    }
     // `stop` ends the server, the cluster actor and the metrics endpoint: `drain` after
     // `shutdown`, or when this function returns early.
     let stop = CancellationToken::new();
@@ -155,15 +187,23 @@ pub async fn run(
         config.drain,
         stop.clone(),
     ));
+    let solver_auth = auth::RequireToken::solver(&config.auth);
+    let cluster_auth = auth::RequireToken::cluster(&config.auth);
     let shared = Arc::new(service::Shared::new(config, cluster));
     // Small messages (cancels, results) must not wait for Nagle's algorithm and a delayed ACK:
     // that alone costs 40 ms. (`Server::tcp_nodelay` does not reach a listener we bring.)
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    tonic::transport::Server::builder()
-        .add_service(SolverServer::new(service::SolverService {
-            shared: Arc::clone(&shared),
-        }))
-        .add_service(ClusterServer::new(service::ClusterService { shared }))
+    server
+        .add_service(SolverServer::with_interceptor(
+            service::SolverService {
+                shared: Arc::clone(&shared),
+            },
+            solver_auth,
+        ))
+        .add_service(ClusterServer::with_interceptor(
+            service::ClusterService { shared },
+            cluster_auth,
+        ))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -1,10 +1,12 @@
 //! `npuzzle-coordinator`: serve the npuzzle cluster's coordinator.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use npuzzle_coordinator::{Config, MetricsListener, SchedulerConfig};
+use npuzzle_coordinator::{Auth, Config, MetricsListener, SchedulerConfig, ServerTls};
+use npuzzle_proto::security::Token;
 use npuzzle_telemetry::LogFormat;
 use tokio_util::sync::CancellationToken;
 
@@ -12,8 +14,9 @@ use tokio_util::sync::CancellationToken;
 /// and hands work units to workers (npuzzle.v1.Cluster), on one address.
 ///
 /// Also serves grpc.health.v1 (SERVING once a worker is connected) and server reflection (so
-/// `grpcurl -plaintext ADDR list` works). Stop it with Ctrl-C or SIGTERM. Every flag can also be
-/// set by the environment variable named in its help.
+/// `grpcurl -plaintext ADDR list` works); these two never ask for a token. Stop it with Ctrl-C
+/// or SIGTERM. Every flag can also be set by the environment variable named in its help; prefer
+/// the *-file flags for tokens (other processes of the same user can read the environment).
 #[derive(Parser)]
 #[command(name = "npuzzle-coordinator", version, about)]
 struct Args {
@@ -67,16 +70,80 @@ struct Args {
     /// stopping, so that load balancers can move clients away first.
     #[arg(long, env = "NPUZZLE_DRAIN_SECS", default_value_t = 0)]
     drain_secs: u64,
+    /// Require this bearer token on npuzzle.v1.Solver (Solve, SolveStream, Stats): who may
+    /// submit work. Off by default (anyone who reaches the port may).
+    #[arg(
+        long,
+        env = "NPUZZLE_CLIENT_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    client_token: Option<String>,
+    /// The client token, read from FILE (trailing line breaks dropped).
+    #[arg(long, env = "NPUZZLE_CLIENT_TOKEN_FILE", value_name = "FILE")]
+    client_token_file: Option<PathBuf>,
+    /// Require this bearer token on npuzzle.v1.Cluster (Join): who may join as a worker. It must
+    /// differ from the client token. Off by default.
+    #[arg(
+        long,
+        env = "NPUZZLE_WORKER_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    worker_token: Option<String>,
+    /// The worker token, read from FILE (trailing line breaks dropped).
+    #[arg(long, env = "NPUZZLE_WORKER_TOKEN_FILE", value_name = "FILE")]
+    worker_token_file: Option<PathBuf>,
+    /// Serve TLS with this certificate chain (PEM, the server's certificate first); needs
+    /// --tls-key. Clients and workers then use https:// URLs. Off by default (plaintext).
+    #[arg(
+        long,
+        env = "NPUZZLE_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(
+        long,
+        env = "NPUZZLE_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    tls_key: Option<PathBuf>,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     npuzzle_telemetry::init_logging(args.log_format, "info")?;
+    let auth = Auth {
+        client: Token::from_flags(
+            args.client_token,
+            args.client_token_file.as_deref(),
+            "--client-token",
+        )?,
+        worker: Token::from_flags(
+            args.worker_token,
+            args.worker_token_file.as_deref(),
+            "--worker-token",
+        )?,
+    };
+    auth.validate()?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(ServerTls::read(cert, key)?),
+        _ => None,
+    };
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    tracing::info!(address = %listener.local_addr()?, "coordinator listening");
+    tracing::info!(
+        address = %listener.local_addr()?,
+        tls = tls.is_some(),
+        client_token = auth.client.is_some(),
+        worker_token = auth.worker.is_some(),
+        "coordinator listening"
+    );
     let metrics = match &args.metrics_listen {
         Some(address) => Some(
             MetricsListener::bind(address)
@@ -97,6 +164,8 @@ async fn main() -> anyhow::Result<()> {
         },
         metrics,
         drain: Duration::from_secs(args.drain_secs),
+        auth,
+        tls,
         ..Config::default()
     };
     let shutdown = CancellationToken::new();

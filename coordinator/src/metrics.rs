@@ -32,6 +32,7 @@ pub const UNITS_ASSIGNED: &str = "npuzzle_coordinator_units_assigned_total";
 pub const UNITS_SPLIT: &str = "npuzzle_coordinator_units_split_total";
 pub const UNITS_REQUEUED: &str = "npuzzle_coordinator_units_requeued_total";
 pub const SERVING: &str = "npuzzle_coordinator_serving";
+pub const UNAUTHENTICATED: &str = "npuzzle_coordinator_unauthenticated_total";
 
 /// Gives every metric its `# HELP` line. Call after the recorder is installed.
 pub fn describe() {
@@ -77,6 +78,10 @@ pub fn describe() {
     describe_gauge!(
         SERVING,
         "1 while the health service says SERVING (a worker is connected, not draining), else 0"
+    );
+    describe_counter!(
+        UNAUTHENTICATED,
+        "Calls refused for want of a valid token, by service (npuzzle.v1.Solver, npuzzle.v1.Cluster) and reason (missing, malformed, invalid)"
     );
 }
 
@@ -160,6 +165,11 @@ pub fn publish_cluster(stats: &ClusterStats, totals: &Totals) {
     counter!(UNITS_ASSIGNED).absolute(totals.units_assigned);
     counter!(UNITS_SPLIT).absolute(totals.units_split);
     counter!(UNITS_REQUEUED).absolute(totals.units_requeued);
+}
+
+/// A call to `service` refused by [`crate::auth::RequireToken`] for `reason`.
+pub fn unauthenticated(service: &'static str, reason: &'static str) {
+    counter!(UNAUTHENTICATED, "service" => service, "reason" => reason).increment(1);
 }
 
 /// Nodes expanded by `searcher` (`coordinator` or `workers`).

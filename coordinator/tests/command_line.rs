@@ -98,3 +98,46 @@ fn options_without_env(help: &str) -> Vec<String> {
         .filter(|o| !o.contains("[env: NPUZZLE_"))
         .collect()
 }
+
+/// The coordinator binary with `args` and no token or TLS settings from the environment, run
+/// until it exits (it must, at start-up).
+fn refused(args: &[&str]) -> String {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"));
+    command.args(["--listen", "127.0.0.1:0"]).args(args);
+    for name in [
+        "NPUZZLE_CLIENT_TOKEN",
+        "NPUZZLE_CLIENT_TOKEN_FILE",
+        "NPUZZLE_WORKER_TOKEN",
+        "NPUZZLE_WORKER_TOKEN_FILE",
+        "NPUZZLE_TLS_CERT",
+        "NPUZZLE_TLS_KEY",
+    ] {
+        command.env_remove(name);
+    }
+    let out = command.stdin(Stdio::null()).output().unwrap();
+    assert!(!out.status.success(), "{args:?} started");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn equal_tokens_and_empty_token_files_stop_it_at_start() {
+    let same = refused(&[
+        "--client-token",
+        "same-5ecret",
+        "--worker-token",
+        "same-5ecret",
+    ]);
+    assert!(same.contains("are the same"), "{same}");
+    assert!(!same.contains("same-5ecret"), "{same}");
+
+    let dir = std::env::temp_dir().join(format!("npuzzle-empty-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("token");
+    std::fs::write(&empty, "\n").unwrap();
+    let message = refused(&["--worker-token-file", empty.to_str().unwrap()]);
+    assert!(message.contains("is empty"), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let lone = refused(&["--tls-cert", "cert.pem"]);
+    assert!(lone.contains("--tls-key"), "{lone}");
+}

@@ -8,10 +8,7 @@ use npuzzle_proto::v1;
 use npuzzle_proto::v1::solve_event::Event;
 
 /// Every event of one `SolveStream` for `tiles` (blank-first goal).
-async fn stream_events(
-    client: &mut npuzzle_proto::v1::solver_client::SolverClient<tonic::transport::Channel>,
-    tiles: &str,
-) -> Vec<Event> {
+async fn stream_events(client: &mut common::Client, tiles: &str) -> Vec<Event> {
     let mut stream = client
         .solve_stream(request(tiles, v1::GoalKind::BlankFirst))
         .await

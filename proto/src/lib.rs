@@ -2,9 +2,11 @@
 //!
 //! What goes on the wire between npuzzle's clients, coordinator and workers: the generated
 //! messages and gRPC stubs of `proto/npuzzle/v1/npuzzle.proto` (package `npuzzle.v1`), the encoded
-//! descriptor set for server reflection, and conversions to and from `npuzzle-solver` types.
+//! descriptor set for server reflection, conversions to and from `npuzzle-solver` types, and
+//! [`security`]: the bearer tokens and TLS settings with which calls reach the coordinator.
 
 mod convert;
+pub mod security;
 
 pub use convert::*;
 

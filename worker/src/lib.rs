@@ -6,6 +6,13 @@
 //! soon as the coordinator cancels it (the search looks at its cancel flag every 4096 nodes), and
 //! reconnects with backoff when the coordinator goes away.
 //!
+//! With [`Config::security`] it sends a worker token with its join, and over `https://` verifies
+//! the coordinator's certificate. A refused token is fatal ([`run`] returns
+//! [`Error::Unauthenticated`]): retrying cannot fix this worker's settings. A certificate that
+//! does not verify is never trusted: the worker does not join, logs an ERROR naming the failure,
+//! and tries again with backoff (the coordinator's certificate may be fixed without touching the
+//! workers).
+//!
 //! # Layout
 //!
 //! - [`pool`]: the search threads and their queue.
@@ -36,6 +43,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use npuzzle_proto::security::{ClientSecurity, SecurityError, tls_failure};
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::cluster_client::ClusterClient;
 use tokio::sync::mpsc;
@@ -50,8 +58,11 @@ use crate::tables::{ServedTables, TableStore};
 /// Worker settings.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// The coordinator's URL, e.g. `http://10.0.0.1:50051`.
+    /// The coordinator's URL, e.g. `http://10.0.0.1:50051`, or `https://…` for TLS.
     pub coordinator: String,
+    /// The worker token sent with the join, and the CA (and name) the coordinator's TLS
+    /// certificate must verify against. Default: no token, and for `https://` the Mozilla roots.
+    pub security: ClientSecurity,
     /// Search threads (= slots offered to the coordinator).
     pub threads: usize,
     /// A name for logs and the coordinator's records.
@@ -75,6 +86,7 @@ impl Config {
     pub fn new(coordinator: impl Into<String>) -> Config {
         Config {
             coordinator: coordinator.into(),
+            security: ClientSecurity::default(),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             name: format!("worker-{}", std::process::id()),
             heartbeat: Duration::from_secs(1),
@@ -89,11 +101,13 @@ impl Config {
 /// Why a session with the coordinator ended.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("invalid coordinator URL {url:?}: {source}")]
-    Url {
-        url: String,
-        source: tonic::transport::Error,
-    },
+    #[error("cannot use the coordinator URL or its security settings: {0}")]
+    Settings(#[from] SecurityError),
+    #[error(
+        "the coordinator refused this worker's token ({}): check --token-file (NPUZZLE_WORKER_TOKEN_FILE) against the coordinator's --worker-token-file",
+        .0.message()
+    )]
+    Unauthenticated(tonic::Status),
     #[error("cannot reach the coordinator: {0}")]
     Connect(#[from] tonic::transport::Error),
     #[error("the coordinator refused or dropped the stream: {0}")]
@@ -106,17 +120,25 @@ enum SessionEnd {
 }
 
 /// Serves the coordinator until `shutdown` fires, reconnecting with exponential backoff (100 ms
-/// doubling up to `max_backoff`) whenever the connection is lost. Only a malformed URL is fatal.
+/// doubling up to `max_backoff`) whenever the connection is lost. Fatal, returned at once: a
+/// malformed URL or TLS settings that cannot apply to it ([`Error::Settings`]), and a join the
+/// coordinator refuses as `UNAUTHENTICATED` ([`Error::Unauthenticated`], logged at ERROR). A
+/// coordinator whose TLS certificate does not verify is logged at ERROR and retried; the worker
+/// never joins it.
 ///
 /// Before joining, the pattern databases present in the table directory are loaded (once per
 /// process; never built): a shape whose files fail to verify is logged and served without them.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Error> {
-    tonic::transport::Endpoint::from_shared(config.coordinator.clone()).map_err(|source| {
-        Error::Url {
-            url: config.coordinator.clone(),
-            source,
-        }
-    })?;
+    let endpoint = config
+        .security
+        .endpoint(&config.coordinator)?
+        .connect_timeout(Duration::from_secs(2))
+        // A cut network leaves the stream open but silent: HTTP/2 pings notice it, so the
+        // worker reconnects instead of waiting on a dead connection.
+        .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+        .keep_alive_while_idle(true)
+        .tcp_nodelay(true);
     if let Some(endpoint) = config.metrics.clone() {
         npuzzle_telemetry::metrics::install();
         metrics::describe();
@@ -148,9 +170,22 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Erro
     let mut backoff = Duration::from_millis(100);
     loop {
         let started = Instant::now();
-        match session(&config, &hello, &pool, &shutdown).await {
+        match session(&config, &endpoint, &hello, &pool, &shutdown).await {
             Ok(SessionEnd::Shutdown) => return Ok(()),
             Ok(SessionEnd::Closed) => tracing::warn!("coordinator closed the stream"),
+            Err(Error::Stream(status)) if status.code() == tonic::Code::Unauthenticated => {
+                let error = Error::Unauthenticated(status);
+                tracing::error!(coordinator = %config.coordinator, error = %error, "not joining");
+                return Err(error);
+            }
+            Err(Error::Connect(e)) if tls_failure(&e).is_some() => {
+                let why = tls_failure(&e).map(ToString::to_string).unwrap_or_default();
+                tracing::error!(
+                    coordinator = %config.coordinator,
+                    tls_error = %why,
+                    "TLS with the coordinator failed (its certificate does not verify, or it does not speak TLS); not joining"
+                );
+            }
             Err(e) => tracing::warn!(error = %e, "session ended"),
         }
         if started.elapsed() > Duration::from_secs(10) {
@@ -193,27 +228,16 @@ const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 /// One connection: hello, then assignments in, results and heartbeats out.
 async fn session(
     config: &Config,
+    endpoint: &tonic::transport::Endpoint,
     hello: &v1::Hello,
     pool: &Pool,
     shutdown: &CancellationToken,
 ) -> Result<SessionEnd, Error> {
-    let endpoint = tonic::transport::Endpoint::from_shared(config.coordinator.clone())
-        .map_err(|source| Error::Url {
-            url: config.coordinator.clone(),
-            source,
-        })?
-        .connect_timeout(Duration::from_secs(2))
-        // A cut network leaves the stream open but silent: HTTP/2 pings notice it, so the
-        // worker reconnects instead of waiting on a dead connection.
-        .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
-        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
-        .keep_alive_while_idle(true)
-        .tcp_nodelay(true);
     let channel = tokio::select! {
         _ = shutdown.cancelled() => return Ok(SessionEnd::Shutdown),
         c = endpoint.connect() => c?,
     };
-    let mut client = ClusterClient::new(channel);
+    let mut client = ClusterClient::with_interceptor(channel, config.security.interceptor());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let _ = out_tx.send(v1::WorkerMessage {
         message: Some(v1::worker_message::Message::Hello(hello.clone())),

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
+use npuzzle_proto::security::{ClientSecurity, PemCertificates, Token};
 use npuzzle_telemetry::{LogFormat, MetricsListener};
 use tokio_util::sync::CancellationToken;
 
@@ -11,12 +12,14 @@ use tokio_util::sync::CancellationToken;
 /// thread per slot.
 ///
 /// It reconnects on its own (100 ms doubling to 5 s) when the coordinator goes away, and stops
-/// on Ctrl-C or SIGTERM. Every flag can also be set by the environment variable named in its
-/// help.
+/// on Ctrl-C or SIGTERM. A coordinator that refuses its token stops it (exit status 1); one whose
+/// TLS certificate does not verify is never joined (logged as an error, retried). Every flag can
+/// also be set by the environment variable named in its help; prefer --token-file to --token
+/// (other processes of the same user can read the environment).
 #[derive(Parser)]
 #[command(name = "npuzzle-worker", version, about)]
 struct Args {
-    /// The coordinator's URL (http://HOST:PORT).
+    /// The coordinator's URL: http://HOST:PORT, or https://HOST:PORT for TLS.
     #[arg(
         long,
         env = "NPUZZLE_COORDINATOR",
@@ -47,6 +50,25 @@ struct Args {
         value_name = "text|json"
     )]
     log_format: LogFormat,
+    /// The worker token the coordinator requires (its --worker-token), sent with the join.
+    #[arg(
+        long,
+        env = "NPUZZLE_WORKER_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// The worker token, read from FILE (trailing line breaks dropped).
+    #[arg(long, env = "NPUZZLE_WORKER_TOKEN_FILE", value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// For https:// URLs: the CA certificate (PEM) that must have signed the coordinator's
+    /// certificate. Without it, the Mozilla root CAs are trusted.
+    #[arg(long, env = "NPUZZLE_TLS_CA", value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// For https:// URLs: the name the coordinator's certificate must carry, when it is not the
+    /// URL's host (e.g. when connecting by IP address).
+    #[arg(long, env = "NPUZZLE_TLS_DOMAIN", value_name = "NAME")]
+    tls_domain: Option<String>,
 }
 
 #[tokio::main]
@@ -54,6 +76,15 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     npuzzle_telemetry::init_logging(args.log_format, "info")?;
     let mut config = npuzzle_worker::Config::new(args.coordinator);
+    config.security = ClientSecurity {
+        token: Token::from_flags(args.token, args.token_file.as_deref(), "--token")?,
+        tls_ca: args
+            .tls_ca
+            .as_deref()
+            .map(PemCertificates::read)
+            .transpose()?,
+        tls_domain: args.tls_domain,
+    };
     if let Some(t) = args.threads {
         config.threads = t.max(1);
     }

@@ -1,6 +1,7 @@
 //! A real cluster on loopback: a coordinator on port 0 and in-process workers.
 #![allow(dead_code)]
 
+pub mod certs;
 pub mod prometheus;
 
 use std::path::{Path, PathBuf};
@@ -8,14 +9,24 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use npuzzle_coordinator::{Config, SchedulerConfig};
+use npuzzle_proto::security::{AttachToken, ClientSecurity};
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
 use tokio_util::sync::CancellationToken;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+/// A client of `npuzzle.v1.Solver` that sends the cluster's client token (if any).
+pub type Client = SolverClient<InterceptedService<Channel, AttachToken>>;
 
 pub struct Cluster {
     pub url: String,
     pub shutdown: CancellationToken,
     pub workers: Vec<CancellationToken>,
+    /// What [`Cluster::client`] connects with: the client token, the CA.
+    pub client_security: ClientSecurity,
+    /// What [`Cluster::add_worker`]'s workers connect with: the worker token, the CA.
+    pub worker_security: ClientSecurity,
 }
 
 /// A config that distributes anything beyond a few nodes.
@@ -35,14 +46,31 @@ pub fn eager_config() -> Config {
 
 impl Cluster {
     pub async fn start(config: Config) -> Cluster {
+        Cluster::start_secured(config, ClientSecurity::default(), ClientSecurity::default()).await
+    }
+
+    /// A coordinator with `config` (tokens, TLS: its URL is `https://` with [`Config::tls`]),
+    /// whose clients and workers connect with `client` and `worker`.
+    pub async fn start_secured(
+        config: Config,
+        client: ClientSecurity,
+        worker: ClientSecurity,
+    ) -> Cluster {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let url = format!("{scheme}://{}", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();
         tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
         Cluster {
             url,
             shutdown,
             workers: Vec::new(),
+            client_security: client,
+            worker_security: worker,
         }
     }
 
@@ -57,6 +85,7 @@ impl Cluster {
     pub async fn add_worker_with_tables(&mut self, threads: usize, pdb_dir: Option<&Path>) {
         let before = self.stats().await.workers;
         let mut config = npuzzle_worker::Config::new(self.url.clone());
+        config.security = self.worker_security.clone();
         config.threads = threads;
         config.heartbeat = Duration::from_millis(200);
         config.pdb_dir = pdb_dir.map(Path::to_path_buf);
@@ -73,10 +102,11 @@ impl Cluster {
         panic!("worker did not join");
     }
 
-    pub async fn client(&self) -> SolverClient<tonic::transport::Channel> {
+    pub async fn client(&self) -> Client {
+        let endpoint = self.client_security.endpoint(&self.url).unwrap();
         for _ in 0..100 {
-            if let Ok(c) = SolverClient::connect(self.url.clone()).await {
-                return c;
+            if let Ok(channel) = endpoint.connect().await {
+                return SolverClient::with_interceptor(channel, self.client_security.interceptor());
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
