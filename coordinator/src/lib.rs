@@ -180,6 +180,7 @@ pub async fn run(
         config.metrics.is_some(),
         stop.clone(),
     );
+    let draining = shutdown.clone();
     tokio::spawn(health::drive(
         reporter,
         cluster.watch_membership(),
@@ -189,7 +190,7 @@ pub async fn run(
     ));
     let solver_auth = auth::RequireToken::solver(&config.auth);
     let cluster_auth = auth::RequireToken::cluster(&config.auth);
-    let shared = Arc::new(service::Shared::new(config, cluster));
+    let shared = Arc::new(service::Shared::new(config, cluster, draining));
     // Small messages (cancels, results) must not wait for Nagle's algorithm and a delayed ACK:
     // that alone costs 40 ms. (`Server::tcp_nodelay` does not reach a listener we bring.)
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));

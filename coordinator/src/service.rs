@@ -30,6 +30,7 @@ use npuzzle_solver::{
 use tokio::sync::{mpsc, watch};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, UnboundedReceiverStream};
+use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::Config;
@@ -56,6 +57,8 @@ pub struct Shared {
     searches: Arc<tokio::sync::Semaphore>,
     /// Requests that need a search, by client address: [`Config::max_searches_per_client`].
     per_client: Arc<DashMap<IpAddr, usize>>,
+    /// Fired when the coordinator starts shutting down: from then on new requests are refused.
+    draining: CancellationToken,
 }
 
 /// What an admitted search holds until it ends: a place under the coordinator's limit and one
@@ -106,6 +109,10 @@ enum FlightEnd {
         heuristic: HeuristicKind,
     },
     Cancelled {
+        lower_bound: u32,
+    },
+    /// The coordinator is stopping: the job was dropped unfinished.
+    ShuttingDown {
         lower_bound: u32,
     },
     Failed(String),
@@ -202,8 +209,10 @@ fn no_worker(started: Instant) -> Status {
 }
 
 impl Shared {
-    pub fn new(config: Config, cluster: ClusterHandle) -> Shared {
+    /// Shared state; `draining` fires when the coordinator starts to shut down.
+    pub fn new(config: Config, cluster: ClusterHandle, draining: CancellationToken) -> Shared {
         Shared {
+            draining,
             searches: Arc::new(tokio::sync::Semaphore::new(config.max_searches)),
             per_client: Arc::new(DashMap::new()),
             cache: Cache::new(config.cache_capacity),
@@ -532,7 +541,10 @@ impl Shared {
                 }
             }
         }
-        FlightEnd::Failed("the scheduler stopped".into())
+        // The cluster task ended: the coordinator is shutting down.
+        FlightEnd::ShuttingDown {
+            lower_bound: flight.state.borrow().bound,
+        }
     }
 
     /// Waits for a flight's end (or the deadline), reporting each state change to `progress`.
@@ -633,12 +645,27 @@ impl Shared {
                 millis,
                 ..response(v1::Outcome::Cancelled)
             }),
+            FlightEnd::ShuttingDown { lower_bound } => Err(Status::unavailable(format!(
+                "the coordinator is shutting down; the search stopped before an optimal answer was proven (lower bound {lower_bound}); retry"
+            ))),
             FlightEnd::Failed(e) => Err(Status::internal(e.clone())),
         }
     }
 
+    /// `UNAVAILABLE` once the coordinator is shutting down: during the drain, searches already
+    /// running go on (until the drain ends and they are stopped), new requests go elsewhere.
+    fn refuse_while_draining(&self) -> Result<(), Status> {
+        if self.draining.is_cancelled() {
+            return Err(Status::unavailable(
+                "the coordinator is shutting down and takes no new requests; retry on another coordinator",
+            ));
+        }
+        Ok(())
+    }
+
     async fn solve(self: &Arc<Self>, request: Request<v1::SolveRequest>) -> Answer {
         let started = Instant::now();
+        self.refuse_while_draining()?;
         let puzzle = self.validate(&request)?;
         if let Some(mut r) = self.immediate(&puzzle) {
             r.millis = started.elapsed().as_secs_f64() * 1e3;
@@ -680,6 +707,9 @@ impl SolverRpc for SolverService {
         let started = Instant::now();
         let mut metric = RequestMetric::start("SolveStream");
         let shared = Arc::clone(&self.shared);
+        shared
+            .refuse_while_draining()
+            .inspect_err(|e| metric.failed(e))?;
         let puzzle = shared
             .validate(&request)
             .inspect_err(|e| metric.failed(e))?;
