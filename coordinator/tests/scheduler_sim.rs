@@ -434,6 +434,29 @@ fn a_forged_path_is_rejected() {
         sim.finished.is_empty(),
         "a forged path must not finish the job"
     );
+    // A path that does reach the goal, but with a detour: longer than the bound proven so far.
+    let solver = Solver::new(korf_goal(), HeuristicKind::LinearConflict).unwrap();
+    let npuzzle_solver::SearchOutcome::Solved(mut detour) =
+        solver.solve(&root, &Limits::default()).unwrap().outcome
+    else {
+        panic!("Korf #12 is solvable");
+    };
+    detour.extend(npuzzle_solver::parse_moves("RL").unwrap());
+    assert!(root.verify(&detour, &korf_goal()).unwrap().reaches_goal);
+    let a = sim.inbox.get_mut(&1).unwrap().pop_front().unwrap();
+    let forged = UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        report: Report::Found(detour),
+        expanded: 1,
+    };
+    let cmds = sim.sched.on_result(1, forged, sim.now);
+    sim.handle(cmds);
+    assert!(
+        sim.finished.is_empty(),
+        "a path longer than the bound must not finish the job"
+    );
     sim.run(&[(1, 1)], false);
     check_optimal(&sim, 1, &root);
 }
