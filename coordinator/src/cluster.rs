@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use tonic::Status;
 
 use crate::scheduler::{
-    Assignment, Capabilities, Command, JobId, JobOutcome, JobSpec, JobStats, Scheduler,
-    SchedulerConfig, UnitResult, WorkerId,
+    Assignment, Capabilities, Command, DisconnectReason, JobId, JobOutcome, JobSpec, JobStats,
+    Scheduler, SchedulerConfig, UnitResult, WorkerId,
 };
 
 /// What a worker's outbound stream carries.
@@ -307,12 +307,26 @@ impl Actor {
                         }));
                     }
                 }
-                Command::Disconnect { worker } => {
+                Command::Disconnect { worker, reason } => {
                     if let Some(tx) = self.workers.remove(&worker) {
-                        tracing::warn!(worker, "worker lease expired; closing its stream");
-                        let _ = tx.send(Err(tonic::Status::unavailable(
-                            "lease expired (no message within the lease timeout); reconnect",
-                        )));
+                        let status = match reason {
+                            DisconnectReason::LeaseExpired => {
+                                tracing::warn!(worker, "worker lease expired; closing its stream");
+                                tonic::Status::unavailable(
+                                    "lease expired (no message within the lease timeout); reconnect",
+                                )
+                            }
+                            DisconnectReason::ForgedResult => {
+                                tracing::warn!(
+                                    worker,
+                                    "worker sent a path that does not check out; closing its stream"
+                                );
+                                tonic::Status::failed_precondition(
+                                    "a reported path does not reach the goal or is longer than the bound; this worker was dropped",
+                                )
+                            }
+                        };
+                        let _ = tx.send(Err(status));
                     }
                 }
                 Command::Progress {

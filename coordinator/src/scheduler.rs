@@ -245,11 +245,12 @@ pub enum Command {
     },
     /// Stop every unit of `job` on `worker`.
     Cancel { worker: WorkerId, job: JobId },
-    /// Close `worker`'s connection: its lease expired, so it no longer counts as a member
-    /// (its units went back to the queue). A worker that is still alive (a network cut that
-    /// healed, a stall that ended) sees its stream end and joins again as a new member, instead
-    /// of lingering connected but never given work.
-    Disconnect { worker: WorkerId },
+    /// Close `worker`'s connection: it no longer counts as a member and its units went back to
+    /// the queue.
+    Disconnect {
+        worker: WorkerId,
+        reason: DisconnectReason,
+    },
     /// A bound started (`finished: false`) or was exhausted everywhere (`finished: true`).
     Progress {
         job: JobId,
@@ -265,6 +266,18 @@ pub enum Command {
         outcome: JobOutcome,
         stats: JobStats,
     },
+}
+
+/// Why the scheduler dropped a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisconnectReason {
+    /// Silent past the lease timeout. A worker that is still alive (a network cut that healed,
+    /// a stall that ended) sees its stream end and joins again as a new member, instead of
+    /// lingering connected but never given work.
+    LeaseExpired,
+    /// It reported a path that does not reach the goal or is longer than the bound: an honest
+    /// worker never does, so its other results are not trusted either.
+    ForgedResult,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -560,7 +573,10 @@ impl Scheduler {
             .collect();
         let mut commands = Vec::new();
         for id in expired {
-            commands.push(Command::Disconnect { worker: id });
+            commands.push(Command::Disconnect {
+                worker: id,
+                reason: DisconnectReason::LeaseExpired,
+            });
             commands.extend(self.remove_worker(id));
         }
         commands
@@ -703,12 +719,17 @@ impl Scheduler {
                 tracing::warn!(
                     job = job_id,
                     worker,
-                    "rejected a path that does not check out"
+                    "rejected a path that does not check out; dropping the worker"
                 );
                 job.units[uid].state = UnitState::Pending;
                 job.queue.insert(0, result.unit);
                 job.stats.requeued += 1;
-                Vec::new()
+                let mut commands = vec![Command::Disconnect {
+                    worker,
+                    reason: DisconnectReason::ForgedResult,
+                }];
+                commands.extend(self.remove_worker(worker));
+                commands
             }
             Report::Exhausted { next_bound } => {
                 let unit = &mut job.units[uid];

@@ -78,7 +78,7 @@ impl Sim {
                         self.handle(cmds);
                     }
                 }
-                Command::Disconnect { worker } => {
+                Command::Disconnect { worker, .. } => {
                     // The connection closes: whatever the worker had queued is gone with it.
                     self.disconnected.push(worker);
                     self.inbox.remove(&worker);
@@ -416,10 +416,11 @@ fn the_answer_cancels_the_job_on_every_worker_holding_its_units() {
 }
 
 #[test]
-fn a_forged_path_is_rejected() {
+fn forged_paths_are_rejected_and_their_workers_dropped() {
     let mut sim = Sim::new(SchedulerConfig::default());
     sim.add_worker(1, 1);
     let root = sim.submit(1, KORF_12, korf_goal(), 20);
+    // Worker 1 reports a path that does not reach the goal.
     let a = sim.inbox.get_mut(&1).unwrap().pop_front().unwrap();
     let forged = UnitResult {
         job: a.job,
@@ -434,16 +435,28 @@ fn a_forged_path_is_rejected() {
         sim.finished.is_empty(),
         "a forged path must not finish the job"
     );
-    // A path that does reach the goal, but with a detour: longer than the bound proven so far.
+    assert_eq!(sim.disconnected, vec![1]);
+    assert_eq!(sim.sched.workers(), 0);
+
+    // Worker 2 reports a path that does reach the goal, with a detour: longer than the bound.
+    sim.add_worker(2, 1);
+    let a = sim.inbox.get_mut(&2).unwrap().pop_front().unwrap();
     let solver = Solver::new(korf_goal(), HeuristicKind::LinearConflict).unwrap();
-    let npuzzle_solver::SearchOutcome::Solved(mut detour) =
-        solver.solve(&root, &Limits::default()).unwrap().outcome
+    let unit_root = a.work.board;
+    let npuzzle_solver::SearchOutcome::Solved(mut detour) = solver
+        .solve(&unit_root, &Limits::default())
+        .unwrap()
+        .outcome
     else {
         panic!("Korf #12 is solvable");
     };
     detour.extend(npuzzle_solver::parse_moves("RL").unwrap());
-    assert!(root.verify(&detour, &korf_goal()).unwrap().reaches_goal);
-    let a = sim.inbox.get_mut(&1).unwrap().pop_front().unwrap();
+    assert!(
+        unit_root
+            .verify(&detour, &korf_goal())
+            .unwrap()
+            .reaches_goal
+    );
     let forged = UnitResult {
         job: a.job,
         epoch: a.epoch,
@@ -451,13 +464,17 @@ fn a_forged_path_is_rejected() {
         report: Report::Found(detour),
         expanded: 1,
     };
-    let cmds = sim.sched.on_result(1, forged, sim.now);
+    let cmds = sim.sched.on_result(2, forged, sim.now);
     sim.handle(cmds);
     assert!(
         sim.finished.is_empty(),
         "a path longer than the bound must not finish the job"
     );
-    sim.run(&[(1, 1)], false);
+    assert_eq!(sim.disconnected, vec![1, 2]);
+
+    // An honest worker finishes the job, optimally.
+    sim.add_worker(3, 1);
+    sim.run(&[(3, 1)], false);
     check_optimal(&sim, 1, &root);
 }
 
