@@ -65,20 +65,23 @@ pub enum StoreError {
         source: std::io::Error,
     },
     #[error("cannot use the store {}: {source}", file.display())]
-    Redb { file: PathBuf, source: redb::Error },
+    Redb {
+        file: PathBuf,
+        source: Box<redb::Error>,
+    },
 }
 
 /// Why a file is not a usable store (it is then set aside).
 #[derive(Debug, thiserror::Error)]
 enum Unusable {
     #[error(transparent)]
-    Redb(#[from] redb::Error),
+    Redb(Box<redb::Error>),
     #[error("format version {found:?}, expected {FORMAT_VERSION}")]
     Version { found: Option<u64> },
 }
 
 fn redb_err(e: impl Into<redb::Error>) -> Unusable {
-    Unusable::Redb(e.into())
+    Unusable::Redb(Box::new(e.into()))
 }
 
 /// A stored key that does not decode.
@@ -178,19 +181,18 @@ impl Store {
         let capacity = capacity as u64;
         match Store::read(&file, capacity) {
             Ok(opened) => Ok(opened),
-            Err(Unusable::Redb(redb::Error::DatabaseAlreadyOpen)) => {
+            Err(Unusable::Redb(e)) if matches!(*e, redb::Error::DatabaseAlreadyOpen) => {
                 Err(StoreError::InUse { file })
             }
             Err(problem) => {
                 let aside = set_aside(&file)?;
                 let reason = problem.to_string();
+                // A new file: it cannot have another version.
                 let mut opened = Store::read(&file, capacity).map_err(|e| StoreError::Redb {
                     file: file.clone(),
                     source: match e {
                         Unusable::Redb(e) => e,
-                        Unusable::Version { .. } => {
-                            redb::Error::Corrupted("a new store has a version".into())
-                        }
+                        version => Box::new(redb::Error::Corrupted(version.to_string())),
                     },
                 })?;
                 opened.set_aside = Some((aside, reason));
@@ -303,10 +305,12 @@ impl Store {
     pub fn put(&mut self, batch: &[Answer]) -> Result<(), StoreError> {
         self.put_inner(batch).map_err(|source| StoreError::Redb {
             file: self.file.clone(),
-            source,
+            source: Box::new(source),
         })
     }
 
+    // redb's error is large; it is boxed at this module's boundary.
+    #[allow(clippy::result_large_err)]
     fn put_inner(&mut self, batch: &[Answer]) -> Result<(), redb::Error> {
         let txn = self.db.begin_write()?;
         {
@@ -337,14 +341,16 @@ impl Store {
 
     /// Answers stored now.
     pub fn len(&self) -> Result<u64, StoreError> {
-        let read = || -> Result<u64, redb::Error> {
-            let txn = self.db.begin_read()?;
-            Ok(txn.open_table(ORDER)?.len()?)
-        };
-        read().map_err(|source| StoreError::Redb {
+        self.len_inner().map_err(|source| StoreError::Redb {
             file: self.file.clone(),
-            source,
+            source: Box::new(source),
         })
+    }
+
+    #[allow(clippy::result_large_err)]
+    fn len_inner(&self) -> Result<u64, redb::Error> {
+        let txn = self.db.begin_read()?;
+        Ok(txn.open_table(ORDER)?.len()?)
     }
 
     pub fn is_empty(&self) -> Result<bool, StoreError> {
