@@ -13,6 +13,8 @@
 //! - [`scheduler`]: the pure state machine (units, bounds, acceptance, leases, splits). No I/O.
 //! - [`cluster`]: the task that owns the scheduler and carries out its commands.
 //! - [`cache`]: board key → optimal path, bounded, every suffix stored.
+//! - [`store`]: the cache's durable copy in [`Config::cache_dir`] (a redb file), read back and
+//!   replayed at start-up, written by a background thread.
 //! - [`service`]: the two gRPC services, thin adapters over the above.
 //! - [`health`]: `grpc.health.v1` statuses: SERVING only while a worker is connected and the
 //!   coordinator is not draining.
@@ -41,15 +43,19 @@ pub mod health;
 pub mod metrics;
 pub mod scheduler;
 pub mod service;
+pub mod store;
 
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use npuzzle_proto::v1::cluster_server::ClusterServer;
 use npuzzle_proto::v1::solver_server::SolverServer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::server::TcpIncoming;
+
+use crate::cache::Cache;
 
 pub use auth::{Auth, AuthError, ServerTls};
 pub use npuzzle_telemetry::MetricsListener;
@@ -60,6 +66,10 @@ pub use scheduler::SchedulerConfig;
 pub struct Config {
     /// Cache entries kept at most (each state along a solved path is one entry).
     pub cache_capacity: usize,
+    /// Keep the answers in a store in this directory too (see [`store`]), so that they survive a
+    /// restart: at start-up the newest stored answers that fill the cache are loaded, each one
+    /// replayed first. `None`: memory only.
+    pub cache_dir: Option<PathBuf>,
     /// Work units per worker slot when a search is distributed.
     pub units_per_slot: usize,
     /// Node budget of the serial probe that keeps easy problems on the coordinator.
@@ -93,6 +103,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             cache_capacity: 1_000_000,
+            cache_dir: None,
             units_per_slot: 64,
             probe_nodes: 200_000,
             max_searches: 10_000,
@@ -119,6 +130,10 @@ pub enum Error {
     Config(#[from] AuthError),
     #[error("cannot use the TLS certificate and key: {0}")]
     Tls(tonic::transport::Error),
+    #[error("cannot use the answer store: {0}")]
+    Store(#[from] store::StoreError),
+    #[error("cannot start the answer store's writer: {0}")]
+    StoreWriter(std::io::Error),
 }
 
 impl Config {
@@ -150,6 +165,7 @@ pub async fn run(
     }
     // `stop` ends the server, the cluster actor and the metrics endpoint: `drain` after
     // `shutdown`, or when this function returns early.
+    let (cache, writer) = open_cache(&config).await?;
     let stop = CancellationToken::new();
     let _stop_on_return = stop.clone().drop_guard();
     let reflection = || {
@@ -190,11 +206,14 @@ pub async fn run(
     ));
     let solver_auth = auth::RequireToken::solver(&config.auth);
     let cluster_auth = auth::RequireToken::cluster(&config.auth);
-    let shared = Arc::new(service::Shared::new(config, cluster, draining));
+    let shared = Arc::new(service::Shared::new(
+        config, cache, writer, cluster, draining,
+    ));
+    let closing = Arc::clone(&shared);
     // Small messages (cancels, results) must not wait for Nagle's algorithm and a delayed ACK:
     // that alone costs 40 ms. (`Server::tcp_nodelay` does not reach a listener we bring.)
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    server
+    let served = server
         .add_service(SolverServer::with_interceptor(
             service::SolverService {
                 shared: Arc::clone(&shared),
@@ -209,6 +228,56 @@ pub async fn run(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .serve_with_incoming_shutdown(incoming, stop.cancelled())
-        .await?;
+        .await;
+    // Answers already given are in the writer's queue: write them before returning.
+    let _ = tokio::task::spawn_blocking(move || closing.close_store()).await;
+    served?;
     Ok(())
+}
+
+/// The in-memory cache, filled from the store in [`Config::cache_dir`] if there is one, and the
+/// store's writer. A corrupt store is set aside (see [`store`]): logged, not an error.
+async fn open_cache(config: &Config) -> Result<(Cache, Option<store::Writer>), Error> {
+    let capacity = config.cache_capacity;
+    let Some(dir) = config.cache_dir.clone() else {
+        return Ok((Cache::new(capacity), None));
+    };
+    let started = Instant::now();
+    let (cache, opened) = tokio::task::spawn_blocking(move || {
+        let opened = store::Store::open(&dir, capacity)?;
+        let file = dir.join(store::FILE_NAME);
+        if let Some((aside, reason)) = &opened.set_aside {
+            tracing::warn!(
+                file = %file.display(),
+                moved_to = %aside.display(),
+                error = %reason,
+                "the answer store is corrupt: set aside, starting with an empty one"
+            );
+        }
+        if opened.dropped > 0 {
+            tracing::warn!(
+                file = %file.display(),
+                dropped = opened.dropped,
+                "dropped stored answers that do not decode or do not replay to their goal"
+            );
+        }
+        let cache = Cache::new(capacity);
+        for answer in &opened.answers {
+            cache.insert(&answer.board, &answer.goal, &answer.path);
+        }
+        tracing::info!(
+            file = %file.display(),
+            stored = opened.valid,
+            loaded = opened.answers.len(),
+            entries = cache.len(),
+            millis = started.elapsed().as_millis() as u64,
+            "answer store loaded"
+        );
+        Ok::<_, Error>((cache, opened))
+    })
+    .await
+    .map_err(|e| Error::StoreWriter(std::io::Error::other(e)))??;
+    ::metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(cache.len() as f64);
+    let writer = store::Writer::spawn(opened.store).map_err(Error::StoreWriter)?;
+    Ok((cache, Some(writer)))
 }

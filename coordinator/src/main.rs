@@ -44,6 +44,12 @@ struct Args {
     /// Answers kept in the cache at most; each state along a solved path is one entry.
     #[arg(long, env = "NPUZZLE_CACHE_CAPACITY", default_value_t = 1_000_000)]
     cache_capacity: usize,
+    /// Also keep answers in a store in DIR (created if missing; file answers.redb), so that
+    /// they survive a restart. At start-up every stored answer is replayed (bad ones dropped);
+    /// a corrupt store is renamed aside and started afresh. Holds --cache-capacity answers at
+    /// most. Off by default (memory only).
+    #[arg(long, env = "NPUZZLE_CACHE_DIR", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
     /// Work units per worker search thread when a search is distributed: more units balance
     /// the load better and cost more messages.
     #[arg(long, env = "NPUZZLE_UNITS_PER_SLOT", default_value_t = 64)]
@@ -153,6 +159,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let config = Config {
         cache_capacity: args.cache_capacity,
+        cache_dir: args.cache_dir,
         units_per_slot: args.units_per_slot.max(1),
         probe_nodes: args.probe_nodes,
         max_searches: args.max_searches.max(1),

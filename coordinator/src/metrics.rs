@@ -22,6 +22,7 @@ pub const REQUEST_DURATION: &str = "npuzzle_coordinator_request_duration_seconds
 pub const CACHE_ENTRIES: &str = "npuzzle_coordinator_cache_entries";
 pub const CACHE_HITS: &str = "npuzzle_coordinator_cache_hits_total";
 pub const CACHE_MISSES: &str = "npuzzle_coordinator_cache_misses_total";
+pub const STORE_DROPPED: &str = "npuzzle_coordinator_cache_store_dropped_total";
 pub const WORKERS: &str = "npuzzle_coordinator_workers";
 pub const SLOTS: &str = "npuzzle_coordinator_slots";
 pub const BUSY_SLOTS: &str = "npuzzle_coordinator_busy_slots";
@@ -53,6 +54,10 @@ pub fn describe() {
     describe_counter!(
         CACHE_MISSES,
         "Cache lookups that found nothing (the board was then searched)"
+    );
+    describe_counter!(
+        STORE_DROPPED,
+        "Answers cached in memory but not written to the --cache-dir store (its writer's queue was full)"
     );
     describe_gauge!(WORKERS, "Workers connected now");
     describe_gauge!(SLOTS, "Search threads offered by the connected workers");

@@ -48,6 +48,8 @@ const MAX_SOLVERS: usize = 64;
 pub struct Shared {
     pub config: Config,
     pub cache: Cache,
+    /// The cache's durable copy ([`Config::cache_dir`]): each answer cached is queued for it.
+    store: Option<crate::store::Writer>,
     pub cluster: ClusterHandle,
     /// Searches running now, by puzzle: identical requests share one.
     flights: DashMap<BoardKey, Arc<Flight>>,
@@ -210,16 +212,31 @@ fn no_worker(started: Instant) -> Status {
 
 impl Shared {
     /// Shared state; `draining` fires when the coordinator starts to shut down.
-    pub fn new(config: Config, cluster: ClusterHandle, draining: CancellationToken) -> Shared {
+    /// `cache` may come filled from `store`'s file; `store` gets every answer cached from now on.
+    pub fn new(
+        config: Config,
+        cache: Cache,
+        store: Option<crate::store::Writer>,
+        cluster: ClusterHandle,
+        draining: CancellationToken,
+    ) -> Shared {
         Shared {
             draining,
             searches: Arc::new(tokio::sync::Semaphore::new(config.max_searches)),
             per_client: Arc::new(DashMap::new()),
-            cache: Cache::new(config.cache_capacity),
+            cache,
+            store,
             config,
             cluster,
             flights: DashMap::new(),
             solvers: DashMap::new(),
+        }
+    }
+
+    /// Writes the answers queued for the store and closes it (blocks; once serving has ended).
+    pub fn close_store(&self) {
+        if let Some(store) = &self.store {
+            store.close();
         }
     }
 
@@ -408,7 +425,16 @@ impl Shared {
             tracing::Instrument::instrument(self.search(&flight, board, goal, heuristic), span)
                 .await;
         if let FlightEnd::Solved { path, .. } = &end {
-            self.cache.insert(&board, &goal, path);
+            if self.cache.insert(&board, &goal, path)
+                && let Some(store) = &self.store
+                && !store.save(crate::store::Answer {
+                    board,
+                    goal,
+                    path: path.clone(),
+                })
+            {
+                metrics::counter!(crate::metrics::STORE_DROPPED).increment(1);
+            }
             metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
         }
         self.flights.remove_if(&key, |_, f| f.job == flight.job);

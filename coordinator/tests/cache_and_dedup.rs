@@ -88,3 +88,29 @@ async fn identical_concurrent_requests_share_one_search() {
         assert_eq!(a.moves, answers[0].moves, "one search, one answer");
     }
 }
+
+/// Regression: these two boards relabel to the same cells by their goals, but the blank is a
+/// different label in each, so they are different puzzles. The second must not get the first's
+/// answer from the cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_puzzle_whose_blank_is_another_label_is_not_answered_from_the_cache() {
+    let cluster = Cluster::start(eager_config()).await;
+    let mut client = cluster.client().await;
+    let (a, b) = ("7 1 4 5 0 3 8 6 2", "8 2 5 6 1 4 0 7 3");
+    let first = client
+        .solve(request(a, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(replays_to_blank_first(a, &first.moves));
+    let second = client
+        .solve(request(b, v1::GoalKind::BlankLast))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!second.cached, "{second:?}");
+    let board = npuzzle_solver::Board::parse(b, None).unwrap();
+    let goal = npuzzle_solver::Goal::blank_last(board.shape());
+    let path = npuzzle_solver::parse_moves(&second.moves).unwrap();
+    assert!(board.verify(&path, &goal).unwrap().reaches_goal);
+}

@@ -27,6 +27,8 @@ pub struct Cluster {
     pub client_security: ClientSecurity,
     /// What [`Cluster::add_worker`]'s workers connect with: the worker token, the CA.
     pub worker_security: ClientSecurity,
+    /// The coordinator's `run`, to wait for in [`Cluster::stop`].
+    pub server: Option<tokio::task::JoinHandle<Result<(), npuzzle_coordinator::Error>>>,
 }
 
 /// A config that distributes anything beyond a few nodes.
@@ -64,13 +66,30 @@ impl Cluster {
         };
         let url = format!("{scheme}://{}", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();
-        tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
+        let server = tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
         Cluster {
             url,
             shutdown,
             workers: Vec::new(),
             client_security: client,
             worker_security: worker,
+            server: Some(server),
+        }
+    }
+
+    /// Stops the workers and the coordinator, and waits until the coordinator's `run` has
+    /// returned (its answer store written and closed).
+    pub async fn stop(mut self) {
+        for w in &self.workers {
+            w.cancel();
+        }
+        self.shutdown.cancel();
+        if let Some(server) = self.server.take() {
+            tokio::time::timeout(Duration::from_secs(10), server)
+                .await
+                .expect("the coordinator stops within 10 s")
+                .expect("the coordinator's task does not panic")
+                .expect("the coordinator stops without an error");
         }
     }
 
