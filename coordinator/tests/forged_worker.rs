@@ -4,14 +4,11 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Cluster, eager_config, korf, replays_to_blank_first, request};
-use npuzzle_proto::v1::cluster_client::ClusterClient;
+use common::{Cluster, eager_config, join_by_hand, korf, replays_to_blank_first, request};
 use npuzzle_proto::{board_from_wire, goal_from_wire, moves_to_wire, v1};
 use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Solver};
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::UnboundedReceiverStream;
 
 /// The unit's optimal suffix and a needless `RL` at the goal (Korf's goal has the blank in the
 /// top-left corner, where R then L is legal).
@@ -31,35 +28,7 @@ fn detour_from(assignment: &v1::Assignment) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_forging_longer_paths_is_dropped_and_only_the_optimum_is_answered_and_cached() {
     let mut cluster = Cluster::start(eager_config()).await;
-
-    let mut forger = ClusterClient::connect(cluster.url.clone()).await.unwrap();
-    let (tx, rx) = mpsc::unbounded_channel();
-    tx.send(v1::WorkerMessage {
-        message: Some(v1::worker_message::Message::Hello(v1::Hello {
-            worker_id: "forger".into(),
-            slots: 4,
-            version: "test".into(),
-            heuristics: vec![
-                v1::Heuristic::Manhattan as i32,
-                v1::Heuristic::LinearConflict as i32,
-            ],
-            pattern_databases: vec![],
-        })),
-    })
-    .unwrap();
-    let mut inbound = forger
-        .join(UnboundedReceiverStream::new(rx))
-        .await
-        .unwrap()
-        .into_inner();
-    let joined = Instant::now();
-    while cluster.stats().await.workers == 0 {
-        assert!(
-            joined.elapsed() < Duration::from_secs(5),
-            "forger not counted"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let (tx, mut inbound) = join_by_hand(&cluster, "forger", 4).await;
     // The forger answers each unit it gets, at once, until the coordinator closes its stream.
     let forging = tokio::spawn(async move {
         let mut forged = 0;

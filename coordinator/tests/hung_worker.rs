@@ -7,11 +7,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Cluster, eager_config, korf, replays_to_blank_first, request};
+use common::{Cluster, eager_config, join_by_hand, korf, replays_to_blank_first, request};
 use npuzzle_proto::v1;
-use npuzzle_proto::v1::cluster_client::ClusterClient;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::UnboundedReceiverStream;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_worker_loses_its_lease_and_its_units_are_searched_elsewhere() {
@@ -20,35 +17,7 @@ async fn a_silent_worker_loses_its_lease_and_its_units_are_searched_elsewhere() 
 
     // The hung worker: a hello offering many slots, then silence (its sender is kept alive, so
     // the stream stays open).
-    let mut hung = ClusterClient::connect(cluster.url.clone()).await.unwrap();
-    let (hung_tx, hung_rx) = mpsc::unbounded_channel();
-    hung_tx
-        .send(v1::WorkerMessage {
-            message: Some(v1::worker_message::Message::Hello(v1::Hello {
-                worker_id: "hung".into(),
-                slots: 8,
-                version: "test".into(),
-                heuristics: vec![
-                    v1::Heuristic::Manhattan as i32,
-                    v1::Heuristic::LinearConflict as i32,
-                ],
-                pattern_databases: vec![],
-            })),
-        })
-        .unwrap();
-    let mut inbound = hung
-        .join(UnboundedReceiverStream::new(hung_rx))
-        .await
-        .unwrap()
-        .into_inner();
-    let joined = Instant::now();
-    while cluster.stats().await.workers == before {
-        assert!(
-            joined.elapsed() < Duration::from_secs(5),
-            "hung worker not counted"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let (hung_tx, mut inbound) = join_by_hand(&cluster, "hung", 8).await;
     cluster.add_worker(1).await;
 
     let (id, optimal, tiles) = korf(&[12]).remove(0);

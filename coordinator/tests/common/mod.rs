@@ -212,3 +212,48 @@ pub fn tables_5_5_5() -> &'static Path {
 
 /// Korf's instances with the fewest nodes (Manhattan IDA*, `data/korf100_md_nodes.txt`).
 pub const EASIEST_KORF: [usize; 5] = [79, 12, 42, 55, 97];
+
+/// A hand-driven worker: joins with a hello offering `slots` (md and lc only), and waits until
+/// the coordinator counts it. The test sends its messages through the sender (keeping it alive
+/// keeps the stream open) and reads the coordinator's through the stream.
+pub async fn join_by_hand(
+    cluster: &Cluster,
+    name: &str,
+    slots: u32,
+) -> (
+    tokio::sync::mpsc::UnboundedSender<v1::WorkerMessage>,
+    tonic::Streaming<v1::CoordinatorMessage>,
+) {
+    let before = cluster.stats().await.workers;
+    let mut client = npuzzle_proto::v1::cluster_client::ClusterClient::connect(cluster.url.clone())
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tx.send(v1::WorkerMessage {
+        message: Some(v1::worker_message::Message::Hello(v1::Hello {
+            worker_id: name.into(),
+            slots,
+            version: "test".into(),
+            heuristics: vec![
+                v1::Heuristic::Manhattan as i32,
+                v1::Heuristic::LinearConflict as i32,
+            ],
+            pattern_databases: vec![],
+        })),
+    })
+    .unwrap();
+    let inbound = client
+        .join(tokio_stream::wrappers::UnboundedReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    let joined = std::time::Instant::now();
+    while cluster.stats().await.workers == before {
+        assert!(
+            joined.elapsed() < Duration::from_secs(5),
+            "{name} not counted as a worker"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (tx, inbound)
+}

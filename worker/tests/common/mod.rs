@@ -1,0 +1,110 @@
+//! Real worker processes around an in-process coordinator on loopback.
+#![allow(dead_code)]
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use npuzzle_coordinator::Config;
+use npuzzle_proto::v1;
+use npuzzle_proto::v1::solver_client::SolverClient;
+use tokio_util::sync::CancellationToken;
+
+/// A worker process, killed when dropped.
+pub struct Worker(pub Child);
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The real `npuzzle-worker` binary with one search thread.
+pub fn spawn_worker(url: &str, name: &str) -> Worker {
+    Worker(
+        Command::new(env!("CARGO_BIN_EXE_npuzzle-worker"))
+            .args(["--coordinator", url, "--threads", "1", "--name", name])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("worker starts"),
+    )
+}
+
+/// A coordinator on `127.0.0.1:0`: its URL, and the token that stops it.
+pub async fn start_coordinator(config: Config) -> (String, CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
+    (url, shutdown)
+}
+
+pub async fn stats(url: &str) -> v1::StatsResponse {
+    let mut c = SolverClient::connect(url.to_string()).await.unwrap();
+    c.stats(v1::StatsRequest {}).await.unwrap().into_inner()
+}
+
+/// Waits (at most 10 s) until the coordinator counts `n` workers.
+pub async fn wait_for_workers(url: &str, n: u32) {
+    let joined = Instant::now();
+    while stats(url).await.workers < n {
+        assert!(
+            joined.elapsed() < Duration::from_secs(10),
+            "workers did not join"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Parses a 4x4 board's tiles.
+pub fn tiles(board: &str) -> Vec<u32> {
+    board
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect()
+}
+
+/// A request for the 4x4 `tiles` towards Korf's blank-first goal.
+pub fn blank_first_request(tiles: &[u32]) -> v1::SolveRequest {
+    v1::SolveRequest {
+        board: Some(v1::Board {
+            width: 4,
+            height: 4,
+            tiles: tiles.to_vec(),
+        }),
+        goal: Some(v1::Goal {
+            kind: v1::GoalKind::BlankFirst as i32,
+            tiles: vec![],
+        }),
+        ..Default::default()
+    }
+}
+
+/// Sends `request` and returns once both workers' slots have been busy for 200 ms, so that a
+/// worker stopped then is stopped in the middle of the job.
+pub async fn solve_until_both_busy(
+    url: &str,
+    request: v1::SolveRequest,
+) -> tokio::task::JoinHandle<Result<tonic::Response<v1::SolveResponse>, tonic::Status>> {
+    let mut client = SolverClient::connect(url.to_string()).await.unwrap();
+    let call = tokio::spawn(async move { client.solve(request).await });
+    while stats(url).await.busy_slots < 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    call
+}
+
+/// Whether `moves` take the 4x4 `tiles` to the blank-first goal.
+pub fn replays_to_blank_first(tiles: &[u32], moves: &str) -> bool {
+    let board = npuzzle_solver::Board::new(
+        npuzzle_solver::Shape::new(4, 4).unwrap(),
+        &tiles.iter().map(|&t| t as u8).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let goal = npuzzle_solver::Goal::blank_first(board.shape());
+    let path = npuzzle_solver::parse_moves(moves).unwrap();
+    board.verify(&path, &goal).unwrap().reaches_goal
+}
