@@ -298,6 +298,26 @@ impl Actor {
                         self.carry_out(more);
                     }
                 }
+                Command::Yield {
+                    worker,
+                    job,
+                    epoch,
+                    unit,
+                    after_nodes,
+                } => {
+                    if let Some(tx) = self.workers.get(&worker) {
+                        let _ = tx.send(Ok(v1::CoordinatorMessage {
+                            message: Some(v1::coordinator_message::Message::YieldUnit(
+                                v1::YieldUnit {
+                                    job,
+                                    epoch,
+                                    unit,
+                                    after_nodes,
+                                },
+                            )),
+                        }));
+                    }
+                }
                 Command::Cancel { worker, job } => {
                     if let Some(tx) = self.workers.get(&worker) {
                         let _ = tx.send(Ok(v1::CoordinatorMessage {
@@ -391,5 +411,6 @@ fn to_wire(a: &Assignment) -> v1::Assignment {
         bound: a.bound,
         heuristic: heuristic_to_wire(a.heuristic) as i32,
         node_budget: a.node_budget,
+        iterate: a.iterate,
     }
 }

@@ -1,35 +1,53 @@
 //! The scheduler: who searches which unit, under which bound, and when a job is done.
 //!
-//! A plain state machine with no I/O, no clock and no gRPC (like raft-rs's core): the caller feeds
-//! it events ([`Scheduler::add_worker`], [`Scheduler::submit`], [`Scheduler::on_result`],
-//! [`Scheduler::tick`], …) and carries out the [`Command`]s it returns. Unit tests drive it with a
-//! simulated cluster.
+//! A plain state machine with no I/O, no clock of its own and no gRPC (like raft-rs's core): the
+//! caller feeds it events ([`Scheduler::add_worker`], [`Scheduler::submit`],
+//! [`Scheduler::on_result`], [`Scheduler::tick`], …), with the time where it matters, and carries
+//! out the [`Command`]s it returns. Unit tests drive it with a simulated cluster.
+//!
+//! # How a job is searched
+//!
+//! 1. **Whole first.** A job (from [`JobSpec::whole`]) goes to one worker slot as a single unit
+//!    that the worker searches bound after bound, from its own heuristic's value (IDA* at the
+//!    root, `iterate`): a job that ends there is never cut, and costs what the serial search
+//!    costs. While more jobs are runnable than slots (a batch), that is the right grain.
+//! 2. **Cut only when a slot would idle.** When a worker slot is free and no unit is queued that
+//!    it could search, the coordinator asks the largest running unit back ([`Command::Yield`]):
+//!    once it has searched [`SchedulerConfig::hand_back_after`] nodes, its worker stops and
+//!    hands back the rest of its bound as *pieces* (the siblings not yet tried on each level of
+//!    the depth-first path where it stopped, and the node it stopped at), keeping what it
+//!    searched. A unit that exceeds its node budget does the same. The pieces are queued at
+//!    once, in depth-first order.
+//! 3. **Units for the later bounds.** A job's *units* persist from bound to bound; pieces only
+//!    live for the bound they were cut in, and their nodes add up to their unit's. At each new
+//!    bound, a unit predicted (its nodes at the bound before × the job's growth per bound) to
+//!    exceed its share of the bound is cut breadth-first into smaller units
+//!    ([`npuzzle_solver::Solver::split_unit`]) ahead of time. The whole job's first split turns
+//!    its root into such a unit, with the bound nodes its worker measured.
 //!
 //! # Rules (see `DESIGN.md` in the shared notes)
-//! - **Shared bound with a barrier.** Every unit of a job is searched under the job's bound. Only
-//!   when every unit has reported for that bound does the job move on, to the least `next_bound`
-//!   any unit reported. A solution found under bound `b` is therefore optimal: every smaller
-//!   bound was exhausted everywhere, so none is shorter than `b`, and the solution costs at most
-//!   `b`.
-//! - **Workers pull.** Assignments go to free slots (slots minus outstanding assignments), the
-//!   job with the fewest running units first (fair sharing), and within a job in the serial
-//!   search's depth-first order (Korf's operator order on the units' prefixes). In every bound
-//!   but the last the order does not change the work; in the last one it makes the distributed
-//!   search explore what serial IDA* explores before its solution, plus what is in flight on the
-//!   other slots, instead of a random share of the bound.
-//! - **Heavy units are split**, so that no unit is a long pole. Before each bound, a unit whose
-//!   predicted size (its nodes at the previous bound × the job's growth per bound) exceeds its
-//!   share of the bound is cut into smaller units ([`npuzzle_solver::Solver::split_unit`]) ahead
-//!   of time, wasting nothing. As a safety net an assignment also carries a node budget; a unit
-//!   that exceeds it is split then (the nodes it searched are lost).
+//! - **Shared bound with a barrier.** Every task of a job in the distributed phase (its units, or
+//!   the pieces cut from them) is searched under the job's bound. Only when every one has
+//!   reported for that bound does the job move on, to the least `next_bound` reported (at
+//!   least the bound + 1). A solution found under bound `b` is therefore optimal: every smaller
+//!   bound was exhausted everywhere. A whole job's solution is optimal by the same rule, applied
+//!   by its one worker to the whole tree.
+//! - **Workers pull.** Assignments go to free slots, the job with the fewest running tasks first
+//!   (fair sharing), and within a job in the serial search's depth-first order (Korf's operator
+//!   order on the prefixes). In the last bound that makes the distributed search explore what
+//!   serial IDA* explores before its solution, plus what is in flight on the other slots.
+//! - **Nothing searched is thrown away.** A split keeps the nodes searched; each stop expands one
+//!   node (the one it stopped at) a second time. Workers that answer with the old
+//!   `BUDGET_EXCEEDED` have their unit cut and searched again (their nodes are counted as
+//!   discarded).
 //! - **Everything is tagged** with (job, epoch, unit): the epoch counts the job's bounds, so late,
 //!   duplicated or out-of-order results are recognised and dropped.
-//! - **Leases.** A worker silent for longer than the lease timeout is dropped; its units go back
-//!   to the queue. So do the units of a worker that disconnects.
+//! - **Leases.** A worker silent for longer than the lease timeout is dropped; its tasks go back
+//!   to the queue. So do the tasks of a worker that disconnects.
 //! - **Cancel at once.** When a job is answered or cancelled, every worker holding one of its
-//!   units gets a cancel command in the same step.
+//!   tasks gets a cancel command in the same step.
 //! - **Capabilities.** A worker says in its hello which shapes it holds pattern databases for.
-//!   Units of a job searched with pattern databases go only to workers with tables for the
+//!   Tasks of a job searched with pattern databases go only to workers with tables for the
 //!   job's shape; they wait in the queue while no such worker is connected. Other jobs go
 //!   anywhere.
 //!
@@ -37,24 +55,20 @@
 //!
 //! The coordinator keeps no tables. For its own estimates (a unit's `g + h`, hence a job's first
 //! bound) it uses its [`JobSpec::solver`], which for a PDB job is linear conflict (or exact on
-//! small boards), while the workers search the same units with pattern databases. Mixing is
-//! sound because every one of these heuristics is admissible, and the barrier rule never needs
-//! more than that:
+//! small boards), while the workers search with pattern databases. Mixing is sound because every
+//! one of these heuristics is admissible:
 //!
-//! - A bound is only ever a claim that *no solution is cheaper*. The first bound is the least
-//!   linear-conflict `g + h` over the units: admissible, so no solution is cheaper than it. It may
-//!   lie below every unit's PDB value; a worker then prunes the unit at its root and reports that
-//!   value (`g + h_pdb`, still a lower bound on any solution through the unit) as its
-//!   `next_bound` at once, having expanded nothing. The job moves to the least reported value,
-//!   as for any bound: the wasted bounds cost one round trip per unit and no search.
+//! - A bound is only ever a claim that *no solution is cheaper*. A whole job starts at the
+//!   coordinator's `g + h` at the root, which its worker raises at once to its own value. A job
+//!   submitted as many units starts at the least linear-conflict `g + h` over them; a worker
+//!   prunes a unit below its PDB value at the root and reports that value as its `next_bound`
+//!   without searching.
 //! - Every later bound is the least `next_bound` reported by the workers, i.e. the least f
-//!   above the exhausted bound that their (PDB) search met. Since the search under bound `b`
-//!   with an admissible heuristic misses no path of cost `<= b`, and the least pruned f is a
-//!   lower bound on any path it pruned, the barrier's rule (a solution found under `b` is
-//!   optimal once every unit exhausted every smaller bound) holds whichever admissible
-//!   heuristic each side uses. PDBs here are not consistent (a move can change them by more
-//!   than 1), which IDA* tolerates: bounds may then rise by more than 2.
-//! - Splitting a unit and ordering units use no heuristic; checking a path replays it.
+//!   above the exhausted bound that their (PDB) search met, so the barrier's rule holds
+//!   whichever admissible heuristic each side uses. PDBs here are not consistent (a move can
+//!   change them by more than 1), which IDA* tolerates: bounds may then rise by more than 2.
+//! - Splitting a unit and ordering units use no heuristic; the pieces' `f` values (the workers')
+//!   only weigh their predicted sizes; checking a path replays it.
 //!
 //! So an answer is still optimal, and its length equals the bound it was found under.
 
@@ -83,6 +97,9 @@ pub struct SchedulerConfig {
     pub min_split_nodes: u64,
     /// A worker silent for this long is considered lost.
     pub lease_timeout: Duration,
+    /// A running task asked back for idle slots stops once it has searched this many nodes (a
+    /// job that finishes within them is never cut; `u64::MAX`: never ask).
+    pub hand_back_after: u64,
 }
 
 impl Default for SchedulerConfig {
@@ -91,8 +108,9 @@ impl Default for SchedulerConfig {
             node_budget: 20_000_000,
             split_parts: 32,
             max_unit_share: 1.0 / 8.0,
-            min_split_nodes: 2_000_000,
+            min_split_nodes: 200_000,
             lease_timeout: Duration::from_secs(10),
+            hand_back_after: 50_000,
         }
     }
 }
@@ -147,7 +165,7 @@ pub fn choose_heuristic(
     }
 }
 
-/// A job ready to distribute: the root's frontier and the first bound.
+/// A job ready to distribute.
 #[derive(Clone, Debug)]
 pub struct JobSpec {
     pub id: JobId,
@@ -159,7 +177,37 @@ pub struct JobSpec {
     /// hold: then linear conflict or exact (see the module notes on why that is sound).
     pub solver: Arc<Solver>,
     pub root: npuzzle_solver::Board,
+    /// The units to search under a shared bound; for a whole job, the root alone.
     pub units: Vec<WorkUnit>,
+    /// Search the root as one unit, bound after bound, on one slot, until it is found or asked
+    /// back (see the module notes).
+    pub whole: bool,
+}
+
+impl JobSpec {
+    /// A job that starts whole: the root as one unit that its worker searches bound after bound.
+    pub fn whole(
+        id: JobId,
+        goal: Goal,
+        heuristic: HeuristicKind,
+        solver: Arc<Solver>,
+        root: npuzzle_solver::Board,
+    ) -> JobSpec {
+        JobSpec {
+            id,
+            goal,
+            heuristic,
+            solver,
+            root,
+            units: vec![WorkUnit {
+                board: root,
+                g: 0,
+                last: None,
+                prefix: Vec::new(),
+            }],
+            whole: true,
+        }
+    }
 }
 
 /// One unit to search, as sent to a worker.
@@ -173,6 +221,16 @@ pub struct Assignment {
     pub heuristic: HeuristicKind,
     pub bound: u32,
     pub node_budget: u64,
+    /// Search bound after bound from `bound` (a whole job), not just `bound`.
+    pub iterate: bool,
+}
+
+/// One unsearched subtree a worker handed back: its moves from the assignment's board, and its
+/// `g + h` with the worker's heuristic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandedBack {
+    pub moves: Vec<Move>,
+    pub f: u32,
 }
 
 /// What a worker reports for one assignment.
@@ -184,6 +242,14 @@ pub enum Report {
         next_bound: u32,
     },
     Cancelled,
+    /// Stopped part-way through `bound` (budget, or asked back) keeping its work: `pieces` are
+    /// the rest; `next_bound` the least f above `bound` in what was searched (`u32::MAX`: none).
+    Split {
+        bound: u32,
+        next_bound: u32,
+        pieces: Vec<HandedBack>,
+    },
+    /// The old way to stop at the node budget: the nodes searched are lost.
     BudgetExceeded,
     Failed(String),
     /// The worker cannot search the unit's heuristic for its shape (no pattern databases).
@@ -198,6 +264,9 @@ pub struct UnitResult {
     pub unit: UnitId,
     pub report: Report,
     pub expanded: u64,
+    /// For an `iterate` assignment: each bound searched and its nodes (the last one partial
+    /// unless found in it).
+    pub iterations: Vec<(u32, u64)>,
 }
 
 /// How a job ended.
@@ -214,14 +283,20 @@ pub enum JobOutcome {
 pub struct JobStats {
     /// Nodes expanded by workers for this job.
     pub nodes: u64,
-    /// Units at the end (after splits).
+    /// Tasks searched: units and pieces (1 for a job solved whole).
     pub units: usize,
+    /// Units cut ahead of a bound, and tasks that handed back their rest.
     pub splits: usize,
     pub requeued: usize,
     /// Bounds searched.
     pub bounds: Vec<u32>,
     /// Nodes per worker.
     pub worker_nodes: HashMap<WorkerId, u64>,
+    /// Running tasks asked to hand back their rest for idle slots.
+    pub yields: usize,
+    /// Nodes searched by tasks that stopped the old way (`BUDGET_EXCEEDED`) and were searched
+    /// again: the only work the scheduler throws away.
+    pub discarded_nodes: u64,
 }
 
 /// Counts since the scheduler started, over every job (running or over), for the caller to
@@ -230,7 +305,7 @@ pub struct JobStats {
 pub struct Totals {
     /// Assignments handed to workers.
     pub units_assigned: u64,
-    /// Units cut into smaller ones (ahead of a bound, or after exceeding their node budget).
+    /// Units cut into smaller ones (ahead of a bound, or handed back part-searched).
     pub units_split: u64,
     /// Units put back in the queue: their worker was lost, or the unit failed or was refused.
     pub units_requeued: u64,
@@ -242,6 +317,15 @@ pub enum Command {
     Assign {
         worker: WorkerId,
         assignment: Assignment,
+    },
+    /// Ask `worker` to stop unit (`job`, `epoch`, `unit`) once it has searched `after_nodes`
+    /// nodes and hand back the rest: slots are idle.
+    Yield {
+        worker: WorkerId,
+        job: JobId,
+        epoch: Epoch,
+        unit: UnitId,
+        after_nodes: u64,
     },
     /// Stop every unit of `job` on `worker`.
     Cancel { worker: WorkerId, job: JobId },
@@ -275,32 +359,52 @@ pub enum DisconnectReason {
     /// a stall that ended) sees its stream end and joins again as a new member, instead of
     /// lingering connected but never given work.
     LeaseExpired,
-    /// It reported a path that does not reach the goal or is longer than the bound: an honest
-    /// worker never does, so its other results are not trusted either.
+    /// It reported a path that does not reach the goal or is longer than the bound, or pieces
+    /// that are not moves from its unit: an honest worker never does, so its other results are
+    /// not trusted either.
     ForgedResult,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum UnitState {
+enum TaskState {
     Pending,
-    Running(WorkerId),
+    Running {
+        worker: WorkerId,
+        /// A `Yield` was sent for it.
+        asked_back: bool,
+    },
+    /// Reported for the bound (exhausted, or handed back its rest as other tasks).
     Done,
-    /// Split into other units; no longer searched.
-    Retired,
 }
 
+/// A unit: a subtree searched again at every bound, until it is cut into smaller units.
 #[derive(Clone, Debug)]
 struct Unit {
-    /// The prefix in serial depth-first order (Korf's operator order: U, L, R, D).
-    order: Vec<u8>,
     work: WorkUnit,
-    /// `g + h` at the unit's root.
+    /// `g + h` at the unit's root (the coordinator's heuristic).
     f: u32,
     /// Nodes at the previous bound: the size prediction.
     last_nodes: u64,
-    state: UnitState,
-    /// Searched without a node budget (it could not be split further).
+    /// Nodes at this bound so far, its pieces' included.
+    nodes: u64,
+    /// Cut into other units; no longer searched.
+    retired: bool,
+}
+
+/// One thing to search under the current bound: a unit, or a piece of one.
+#[derive(Clone, Debug)]
+struct Task {
+    /// The unit it belongs to, whose nodes it adds to.
+    unit: usize,
+    work: WorkUnit,
+    order: Vec<u8>,
+    /// Expected nodes (to choose which running task to ask back: the largest).
+    predicted: f64,
+    state: TaskState,
+    /// Searched without a node budget (the old `BUDGET_EXCEEDED` could not cut it further).
     unbudgeted: bool,
+    /// A whole job: search bound after bound.
+    iterate: bool,
 }
 
 /// A unit's place in serial depth-first order.
@@ -319,28 +423,43 @@ fn dfs_order(prefix: &[Move]) -> Vec<u8> {
 impl Unit {
     fn new(work: WorkUnit, solver: &Solver, last_nodes: u64) -> Unit {
         Unit {
-            order: dfs_order(&work.prefix),
             f: solver.unit_lower_bound(&work).unwrap_or(work.g),
             work,
             last_nodes,
-            state: UnitState::Pending,
+            nodes: 0,
+            retired: false,
+        }
+    }
+}
+
+impl Task {
+    fn new(unit: usize, work: WorkUnit, predicted: f64) -> Task {
+        Task {
+            unit,
+            order: dfs_order(&work.prefix),
+            work,
+            predicted,
+            state: TaskState::Pending,
             unbudgeted: false,
+            iterate: false,
         }
     }
 }
 
 struct Job {
     spec: JobSpec,
-    /// Nodes of the previous two bounds: the growth per bound.
+    /// Nodes of each bound exhausted so far: the growth per bound.
     bound_nodes: Vec<u64>,
     units: Vec<Unit>,
+    /// This bound's tasks; the epoch's unit ids index it.
+    tasks: Vec<Task>,
     epoch: Epoch,
     bound: u32,
-    /// Pending units, the one to hand out next at the end.
+    /// Pending tasks, the one to hand out next at the end.
     queue: Vec<UnitId>,
     running: usize,
-    active: usize,
-    done: usize,
+    /// Tasks of this bound not yet done.
+    open: usize,
     next_bound: u32,
     stats: JobStats,
 }
@@ -364,46 +483,61 @@ pub struct Scheduler {
     workers: HashMap<WorkerId, Worker>,
 }
 
+/// The least growth of nodes from one bound to the next assumed for predictions, and the most.
+const GROWTH_RANGE: (f64, f64) = (1.0, 50.0);
+
 impl Job {
-    /// Queues every active unit for the current bound in depth-first order, first splitting
-    /// the units predicted to be too large for their share of the bound.
+    /// Nodes per bound grow by this factor (measured on the last two bounds; 4 until then).
+    fn growth(&self) -> f64 {
+        match self.bound_nodes[..] {
+            [.., before, last] if before > 0 && last > 0 => {
+                (last as f64 / before as f64).clamp(GROWTH_RANGE.0, GROWTH_RANGE.1)
+            }
+            _ => 4.0,
+        }
+    }
+
+    /// Starts the current bound: one task per unit, in depth-first order, after cutting the
+    /// units predicted to be too large for their share of the bound.
     fn queue_all(&mut self, config: &SchedulerConfig, slots: usize) {
         self.split_ahead(config, slots);
-        let mut ids: Vec<UnitId> = (0..self.units.len() as UnitId)
-            .filter(|&i| self.units[i as usize].state != UnitState::Retired)
+        let growth = self.growth();
+        self.tasks = self
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| !u.retired)
+            .map(|(i, u)| Task::new(i, u.work.clone(), u.last_nodes as f64 * growth))
             .collect();
-        for &i in &ids {
-            self.units[i as usize].state = UnitState::Pending;
-        }
-        // Last in depth-first order at the front: units are popped from the end.
+        let mut ids: Vec<UnitId> = (0..self.tasks.len() as UnitId).collect();
+        // Last in depth-first order at the front: tasks are popped from the end.
         ids.sort_by(|&a, &b| {
-            self.units[b as usize]
+            self.tasks[b as usize]
                 .order
-                .cmp(&self.units[a as usize].order)
+                .cmp(&self.tasks[a as usize].order)
         });
         self.queue = ids;
-        self.active = self.queue.len();
-        self.done = 0;
+        self.open = self.tasks.len();
         self.running = 0;
         self.next_bound = u32::MAX;
     }
 
-    /// Splits units whose predicted size exceeds their share of the coming bound.
+    /// Cuts units whose predicted size exceeds their share of the coming bound.
     fn split_ahead(&mut self, config: &SchedulerConfig, slots: usize) {
-        let [.., before, last] = self.bound_nodes[..] else {
+        let Some(&last) = self.bound_nodes.last() else {
             return;
         };
-        if before == 0 || last == 0 {
+        if last == 0 {
             return;
         }
-        let growth = last as f64 / before as f64;
+        let growth = self.growth();
         let predicted_total = last as f64 * growth;
         let cap = (predicted_total * config.max_unit_share / slots.max(1) as f64)
             .max(config.min_split_nodes as f64);
         let heavy: Vec<usize> = (0..self.units.len())
             .filter(|&i| {
                 let u = &self.units[i];
-                u.state != UnitState::Retired && u.last_nodes as f64 * growth > cap
+                !u.retired && u.last_nodes as f64 * growth > cap
             })
             .collect();
         for i in heavy {
@@ -414,14 +548,13 @@ impl Job {
                 continue;
             }
             let share = self.units[i].last_nodes / parts.len() as u64;
-            self.units[i].state = UnitState::Retired;
+            self.units[i].retired = true;
             self.stats.splits += 1;
             for work in parts {
                 let unit = Unit::new(work, &self.spec.solver, share);
                 self.units.push(unit);
             }
         }
-        self.stats.units = self.units.len();
     }
 
     fn progress(&self, finished: bool) -> Command {
@@ -429,10 +562,53 @@ impl Job {
             job: self.spec.id,
             bound: self.bound,
             nodes: self.stats.nodes,
-            units_done: self.done,
-            units_total: self.active,
+            units_done: self.tasks.len() - self.open,
+            units_total: self.tasks.len(),
             finished,
         }
+    }
+
+    /// Adds tasks to the front of the queue (they go out next), in depth-first order.
+    fn push_next(&mut self, mut ids: Vec<UnitId>) {
+        ids.sort_by(|&a, &b| {
+            self.tasks[b as usize]
+                .order
+                .cmp(&self.tasks[a as usize].order)
+        });
+        self.queue.extend(ids);
+    }
+
+    /// Turns what a worker handed back from task `tid` into tasks of the same unit. `None` if a
+    /// piece is not a sequence of legal moves from the task's board.
+    fn pieces(&self, tid: usize, handed: &[HandedBack], remaining: f64) -> Option<Vec<Task>> {
+        let task = &self.tasks[tid];
+        // A subtree's size grows about `growth` times per 2 of slack (bound - f).
+        let growth = self.growth();
+        let weights: Vec<f64> = handed
+            .iter()
+            .map(|p| {
+                let slack = self.bound.saturating_sub(p.f).min(64) as f64;
+                growth.powf(slack / 2.0)
+            })
+            .collect();
+        let total: f64 = weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        let mut out = Vec::with_capacity(handed.len());
+        for (p, w) in handed.iter().zip(&weights) {
+            if p.moves.len() > npuzzle_solver::MAX_DEPTH {
+                return None;
+            }
+            let board = task.work.board.apply(&p.moves).ok()?;
+            let mut prefix = task.work.prefix.clone();
+            prefix.extend_from_slice(&p.moves);
+            let work = WorkUnit {
+                board,
+                g: task.work.g + p.moves.len() as u32,
+                last: p.moves.last().copied().or(task.work.last),
+                prefix,
+            };
+            out.push(Task::new(task.unit, work, remaining * w / total));
+        }
+        Some(out)
     }
 }
 
@@ -465,7 +641,7 @@ impl Scheduler {
         self.jobs.len()
     }
 
-    /// Units waiting for a slot, over all jobs.
+    /// Tasks waiting for a slot, over all jobs.
     pub fn queue_depth(&self) -> usize {
         self.jobs.values().map(|j| j.queue.len()).sum()
     }
@@ -534,21 +710,25 @@ impl Scheduler {
         self.dispatch()
     }
 
-    /// A worker disconnected or its lease expired: its units go back to the queue.
+    /// A worker disconnected or its lease expired: its tasks go back to the queue.
     pub fn remove_worker(&mut self, id: WorkerId) -> Vec<Command> {
         let Some(worker) = self.workers.remove(&id) else {
             return Vec::new();
         };
-        for (job_id, epoch, unit) in worker.outstanding {
+        for (job_id, epoch, tid) in worker.outstanding {
             let Some(job) = self.jobs.get_mut(&job_id) else {
                 continue;
             };
-            let u = &mut job.units[unit as usize];
-            if epoch == job.epoch && u.state == UnitState::Running(id) {
-                u.state = UnitState::Pending;
+            let Some(task) = job.tasks.get_mut(tid as usize) else {
+                continue;
+            };
+            if epoch == job.epoch
+                && matches!(task.state, TaskState::Running { worker, .. } if worker == id)
+            {
+                task.state = TaskState::Pending;
                 job.running -= 1;
-                // Back at the end: requeued units go out next.
-                job.queue.push(unit);
+                // Back at the end: requeued tasks go out next.
+                job.queue.push(tid);
                 job.stats.requeued += 1;
             }
         }
@@ -565,12 +745,13 @@ impl Scheduler {
     /// Drops workers whose lease expired.
     pub fn tick(&mut self, now: Instant) -> Vec<Command> {
         let timeout = self.config.lease_timeout;
-        let expired: Vec<WorkerId> = self
+        let mut expired: Vec<WorkerId> = self
             .workers
             .iter()
             .filter(|(_, w)| now.saturating_duration_since(w.last_seen) > timeout)
             .map(|(&id, _)| id)
             .collect();
+        expired.sort_unstable();
         let mut commands = Vec::new();
         for id in expired {
             commands.push(Command::Disconnect {
@@ -582,7 +763,9 @@ impl Scheduler {
         commands
     }
 
-    /// A new job: its units are searched from the least bound any of them admits.
+    /// A new job. A whole job ([`JobSpec::whole`]) starts as its root searched bound after bound
+    /// from the coordinator's estimate; otherwise its units are searched from the least bound
+    /// any of them admits.
     pub fn submit(&mut self, spec: JobSpec) -> Vec<Command> {
         let units: Vec<Unit> = spec
             .units
@@ -591,24 +774,29 @@ impl Scheduler {
             .collect();
         let bound = units.iter().map(|u| u.f).min().unwrap_or(0);
         let id = spec.id;
+        let whole = spec.whole && units.len() == 1;
         let mut job = Job {
             stats: JobStats {
-                units: units.len(),
                 bounds: vec![bound],
                 ..JobStats::default()
             },
             spec,
             bound_nodes: Vec::new(),
             units,
+            tasks: Vec::new(),
             epoch: 0,
             bound,
             queue: Vec::new(),
             running: 0,
-            active: 0,
-            done: 0,
+            open: 0,
             next_bound: u32::MAX,
         };
         job.queue_all(&self.config, self.slots());
+        if whole && let Some(task) = job.tasks.first_mut() {
+            task.iterate = true;
+            task.predicted = f64::INFINITY;
+        }
+        job.stats.units = job.tasks.len();
         let mut commands = vec![job.progress(false)];
         self.jobs.insert(id, job);
         commands.extend(self.dispatch());
@@ -648,7 +836,7 @@ impl Scheduler {
             .collect()
     }
 
-    /// A worker's result. Stale ones (finished job, old epoch, unit not running on this worker)
+    /// A worker's result. Stale ones (finished job, old epoch, task not running on this worker)
     /// only free the worker's slot.
     pub fn on_result(
         &mut self,
@@ -662,53 +850,87 @@ impl Scheduler {
                 w.last_seen = now;
                 w.outstanding.remove(&key);
             }
-            // Results of a worker already given up on are dropped: its units were requeued.
+            // Results of a worker already given up on are dropped: its tasks were requeued.
             None => return Vec::new(),
         }
         let mut commands = Vec::new();
         if let Some(job) = self.jobs.get_mut(&result.job) {
-            job.stats.nodes += result.expanded;
-            *job.stats.worker_nodes.entry(worker).or_default() += result.expanded;
+            job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
+            let per_worker = job.stats.worker_nodes.entry(worker).or_default();
+            *per_worker = per_worker.saturating_add(result.expanded);
             let current = result.epoch == job.epoch
-                && job
-                    .units
-                    .get(result.unit as usize)
-                    .is_some_and(|u| u.state == UnitState::Running(worker));
+                && job.tasks.get(result.unit as usize).is_some_and(
+                    |t| matches!(t.state, TaskState::Running { worker: w, .. } if w == worker),
+                );
             if current {
                 commands.extend(self.apply(worker, result));
             }
         } else {
-            self.late_nodes += result.expanded;
+            self.late_nodes = self.late_nodes.saturating_add(result.expanded);
         }
         commands.extend(self.dispatch());
         commands
     }
 
-    /// A current result: move the unit and the job along.
+    /// Drops `worker` for a result no honest worker sends; its task goes back to the queue.
+    fn forged(&mut self, job_id: JobId, tid: usize, worker: WorkerId, what: &str) -> Vec<Command> {
+        tracing::warn!(job = job_id, worker, "{what}; dropping the worker");
+        if let Some(job) = self.jobs.get_mut(&job_id) {
+            job.tasks[tid].state = TaskState::Pending;
+            job.queue.insert(0, tid as UnitId);
+            job.stats.requeued += 1;
+        }
+        let mut commands = vec![Command::Disconnect {
+            worker,
+            reason: DisconnectReason::ForgedResult,
+        }];
+        commands.extend(self.remove_worker(worker));
+        commands
+    }
+
+    /// A current result: move the task and the job along.
     fn apply(&mut self, worker: WorkerId, result: UnitResult) -> Vec<Command> {
         let job_id = result.job;
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        let uid = result.unit as usize;
+        let tid = result.unit as usize;
         job.running -= 1;
+        let iterate = job.tasks[tid].iterate;
         match result.report {
             Report::Found(suffix) => {
-                let mut path = job.units[uid].work.prefix.clone();
+                let mut path = job.tasks[tid].work.prefix.clone();
                 path.extend(suffix);
-                // Replay before trusting: a wrong or too long path is treated as a failure.
+                // Replay before trusting: a wrong path, or one longer than the bound, is forged.
+                // A whole job's worker raised the bound itself: its path may not be shorter
+                // than the coordinator's own lower bound.
                 let reaches = job
                     .spec
                     .root
                     .verify(&path, &job.spec.goal)
                     .is_ok_and(|v| v.reaches_goal);
-                if reaches && path.len() as u32 <= job.bound {
+                let len = path.len() as u32;
+                let within = if iterate {
+                    // IDA* finds a path under the first bound that admits one, so its length is
+                    // that bound; the bounds before it rose from the coordinator's own lower
+                    // bound. (That they were exhausted is the worker's word, as any unit's
+                    // `Exhausted` is.)
+                    let bounds: Vec<u32> = result.iterations.iter().map(|&(b, _)| b).collect();
+                    bounds.first().is_some_and(|&b| b >= job.bound)
+                        && bounds.windows(2).all(|w| w[0] < w[1])
+                        && bounds.last() == Some(&len)
+                } else {
+                    len <= job.bound
+                };
+                if reaches && within {
                     let Some(job) = self.retire(job_id) else {
                         return Vec::new();
                     };
                     let mut commands = self.cancel_everywhere(job_id);
                     let mut stats = job.stats;
-                    stats.units = job.units.len();
+                    if iterate {
+                        stats.bounds = result.iterations.iter().map(|&(b, _)| b).collect();
+                    }
                     commands.push(Command::Finish {
                         job: job_id,
                         outcome: JobOutcome::Solved { path },
@@ -716,80 +938,131 @@ impl Scheduler {
                     });
                     return commands;
                 }
-                tracing::warn!(
-                    job = job_id,
+                self.forged(
+                    job_id,
+                    tid,
                     worker,
-                    "rejected a path that does not check out; dropping the worker"
-                );
-                job.units[uid].state = UnitState::Pending;
-                job.queue.insert(0, result.unit);
-                job.stats.requeued += 1;
-                let mut commands = vec![Command::Disconnect {
-                    worker,
-                    reason: DisconnectReason::ForgedResult,
-                }];
-                commands.extend(self.remove_worker(worker));
+                    "rejected a path that does not check out",
+                )
+            }
+            Report::Exhausted { next_bound } if !iterate => {
+                let task = &mut job.tasks[tid];
+                task.state = TaskState::Done;
+                let unit = &mut job.units[task.unit];
+                unit.nodes = unit.nodes.saturating_add(result.expanded);
+                job.next_bound = job.next_bound.min(next_bound);
+                job.open -= 1;
+                self.after_task(job_id)
+            }
+            Report::Split {
+                bound,
+                next_bound,
+                pieces,
+            } => {
+                let claimed_bound = if iterate {
+                    bound >= job.bound && bound < npuzzle_solver::MAX_DEPTH as u32
+                } else {
+                    bound == job.bound
+                };
+                if !claimed_bound || pieces.len() > 4 * npuzzle_solver::MAX_DEPTH {
+                    return self.forged(job_id, tid, worker, "a split that does not fit its unit");
+                }
+                let mut partial = result.expanded;
+                let mut commands = Vec::new();
+                if iterate {
+                    // The whole job becomes a distributed one at the bound its worker reached,
+                    // with what that worker measured: nodes per bound, the partial bound.
+                    let done: Vec<(u32, u64)> = result
+                        .iterations
+                        .iter()
+                        .copied()
+                        .filter(|&(b, _)| b < bound)
+                        .collect();
+                    job.bound_nodes = done.iter().map(|&(_, n)| n).collect();
+                    job.stats.bounds = done.iter().map(|&(b, _)| b).collect();
+                    job.stats.bounds.push(bound);
+                    partial = result
+                        .iterations
+                        .last()
+                        .filter(|&&(b, _)| b == bound)
+                        .map_or(0, |&(_, n)| n);
+                    job.bound = bound;
+                    job.epoch += 1;
+                    let whole = job.tasks[tid].clone();
+                    job.tasks = vec![Task {
+                        state: TaskState::Done,
+                        iterate: false,
+                        ..whole
+                    }];
+                    job.queue.clear();
+                    job.open = 1;
+                    job.running = 0;
+                    job.next_bound = u32::MAX;
+                    commands.push(job.progress(false));
+                }
+                let tid = if iterate { 0 } else { tid };
+                let predicted = match job.bound_nodes.last() {
+                    Some(&last) if iterate => last as f64 * job.growth(),
+                    _ => job.tasks[tid].predicted,
+                };
+                let remaining = (predicted - partial as f64).max(partial as f64);
+                let Some(new_tasks) = job.pieces(tid, &pieces, remaining) else {
+                    return self.forged(
+                        job_id,
+                        tid,
+                        worker,
+                        "pieces that are not moves from the unit",
+                    );
+                };
+                let task = &mut job.tasks[tid];
+                task.state = TaskState::Done;
+                let unit = &mut job.units[task.unit];
+                unit.nodes = unit.nodes.saturating_add(partial);
+                job.next_bound = job.next_bound.min(next_bound);
+                job.open -= 1;
+                job.stats.splits += 1;
+                let first = job.tasks.len() as UnitId;
+                job.open += new_tasks.len();
+                job.stats.units += new_tasks.len();
+                job.tasks.extend(new_tasks);
+                let ids = (first..job.tasks.len() as UnitId).collect();
+                job.push_next(ids);
+                commands.extend(self.after_task(job_id));
                 commands
             }
-            Report::Exhausted { next_bound } => {
-                let unit = &mut job.units[uid];
-                unit.state = UnitState::Done;
-                unit.last_nodes = result.expanded;
-                job.next_bound = job.next_bound.min(next_bound);
-                job.done += 1;
-                if job.done < job.active {
-                    return Vec::new();
-                }
-                // Barrier reached: every unit exhausted this bound.
-                let mut commands = vec![job.progress(true)];
-                let bound_total: u64 = job
-                    .units
-                    .iter()
-                    .filter(|u| u.state == UnitState::Done)
-                    .map(|u| u.last_nodes)
-                    .sum();
-                job.bound_nodes.push(bound_total);
-                job.bound = job.next_bound;
-                job.epoch += 1;
-                job.stats.bounds.push(job.bound);
-                let slots: usize = self.workers.values().map(|w| w.slots).sum();
-                job.queue_all(&self.config, slots);
-                commands.push(job.progress(false));
-                commands
+            Report::Exhausted { .. } => {
+                // A whole job's search ends only when it finds the goal or is stopped.
+                self.forged(job_id, tid, worker, "a whole job reported exhausted")
             }
             Report::BudgetExceeded => {
+                // The old way to stop at the budget: cut the task and search its parts again;
+                // what it searched is lost.
+                job.stats.discarded_nodes =
+                    job.stats.discarded_nodes.saturating_add(result.expanded);
                 let parts = job
                     .spec
                     .solver
-                    .split_unit(&job.units[uid].work, self.config.split_parts);
-                if parts.len() <= 1 {
-                    // Nothing to split: search it whole.
-                    let unit = &mut job.units[uid];
-                    unit.unbudgeted = true;
-                    unit.state = UnitState::Pending;
+                    .split_unit(&job.tasks[tid].work, self.config.split_parts);
+                if parts.len() <= 1 || iterate {
+                    let task = &mut job.tasks[tid];
+                    task.unbudgeted = true;
+                    task.state = TaskState::Pending;
                     job.queue.push(result.unit);
                     return Vec::new();
                 }
-                job.units[uid].state = UnitState::Retired;
-                job.active -= 1;
+                job.tasks[tid].state = TaskState::Done;
+                job.open -= 1;
                 job.stats.splits += 1;
-                // The parts share the heavy unit's size: predict each as a fair share of it.
-                let share = result.expanded / parts.len() as u64;
-                // The parts go out next, in depth-first order among themselves.
-                let first = job.units.len();
+                let unit = job.tasks[tid].unit;
+                let share = job.tasks[tid].predicted / parts.len() as f64;
+                let first = job.tasks.len() as UnitId;
                 for work in parts {
-                    let unit = Unit::new(work, &job.spec.solver, share);
-                    job.units.push(unit);
-                    job.active += 1;
+                    job.tasks.push(Task::new(unit, work, share));
+                    job.open += 1;
+                    job.stats.units += 1;
                 }
-                let mut ids: Vec<UnitId> = (first as UnitId..job.units.len() as UnitId).collect();
-                ids.sort_by(|&a, &b| {
-                    job.units[b as usize]
-                        .order
-                        .cmp(&job.units[a as usize].order)
-                });
-                job.queue.extend(ids);
-                job.stats.units = job.units.len();
+                let ids = (first..job.tasks.len() as UnitId).collect();
+                job.push_next(ids);
                 Vec::new()
             }
             Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) => {
@@ -806,7 +1079,7 @@ impl Scheduler {
                         w.capabilities.pdb_shapes.remove(&shape);
                     }
                 }
-                job.units[uid].state = UnitState::Pending;
+                job.tasks[tid].state = TaskState::Pending;
                 job.queue.push(result.unit);
                 job.stats.requeued += 1;
                 Vec::new()
@@ -814,9 +1087,53 @@ impl Scheduler {
         }
     }
 
+    /// After a task of `job_id` is done: when none of the bound's is left, move to the next bound.
+    fn after_task(&mut self, job_id: JobId) -> Vec<Command> {
+        let slots = self.slots();
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        if job.open > 0 {
+            return Vec::new();
+        }
+        // Barrier reached: every task exhausted this bound.
+        let mut commands = vec![job.progress(true)];
+        let mut total = 0u64;
+        for unit in job.units.iter_mut().filter(|u| !u.retired) {
+            unit.last_nodes = unit.nodes;
+            unit.nodes = 0;
+            total = total.saturating_add(unit.last_nodes);
+        }
+        job.bound_nodes.push(total);
+        // Every task exhausted the bound, so no solution is that short: the next bound is at
+        // least one more, whatever was reported.
+        let next = job.next_bound.max(job.bound + 1);
+        if next >= npuzzle_solver::MAX_DEPTH as u32 {
+            // No path within the deepest bound the search can hold.
+            let lower_bound = job.bound;
+            let Some(job) = self.retire(job_id) else {
+                return commands;
+            };
+            commands.extend(self.cancel_everywhere(job_id));
+            commands.push(Command::Finish {
+                job: job_id,
+                outcome: JobOutcome::Cancelled { lower_bound },
+                stats: job.stats,
+            });
+            return commands;
+        }
+        job.bound = next;
+        job.epoch += 1;
+        job.stats.bounds.push(job.bound);
+        job.queue_all(&self.config, slots);
+        job.stats.units += job.tasks.len();
+        commands.push(job.progress(false));
+        commands
+    }
+
     /// The next (worker, job) to pair: among the workers with free slots, the freest (lowest id
-    /// on ties) that can search some job with queued units; for it, the job with the fewest
-    /// running units (lowest id on ties) among those it can search.
+    /// on ties) that can search some job with queued tasks; for it, the job with the fewest
+    /// running tasks (lowest id on ties) among those it can search.
     fn next_pairing(&self) -> Option<(WorkerId, JobId)> {
         let mut free: Vec<(&WorkerId, &Worker)> = self
             .workers
@@ -837,40 +1154,108 @@ impl Scheduler {
         })
     }
 
-    /// Fills free slots: the job with the fewest running units first, its largest unit first,
-    /// each unit to a worker that can search it.
+    /// Fills free slots: the job with the fewest running tasks first, its next task in
+    /// depth-first order, each to a worker that can search it. Slots left idle then get work by
+    /// asking running tasks back ([`Scheduler::ask_back`]).
     fn dispatch(&mut self) -> Vec<Command> {
         let mut commands = Vec::new();
         while let Some((wid, job_id)) = self.next_pairing() {
             let Some(job) = self.jobs.get_mut(&job_id) else {
                 break;
             };
-            let Some(uid) = job.queue.pop() else { break };
-            let unit = &mut job.units[uid as usize];
-            unit.state = UnitState::Running(wid);
+            let Some(tid) = job.queue.pop() else { break };
+            let task = &mut job.tasks[tid as usize];
+            task.state = TaskState::Running {
+                worker: wid,
+                asked_back: false,
+            };
             job.running += 1;
             let assignment = Assignment {
                 job: job.spec.id,
                 epoch: job.epoch,
-                unit: uid,
-                work: unit.work.clone(),
+                unit: tid,
+                work: task.work.clone(),
                 goal: job.spec.goal,
                 heuristic: job.spec.heuristic,
                 bound: job.bound,
-                node_budget: if unit.unbudgeted {
+                node_budget: if task.unbudgeted {
                     0
                 } else {
                     self.config.node_budget
                 },
+                iterate: task.iterate,
             };
             if let Some(w) = self.workers.get_mut(&wid) {
                 w.outstanding
-                    .insert((assignment.job, assignment.epoch, uid));
+                    .insert((assignment.job, assignment.epoch, tid));
             }
             self.totals.units_assigned += 1;
             commands.push(Command::Assign {
                 worker: wid,
                 assignment,
+            });
+        }
+        commands.extend(self.ask_back());
+        commands
+    }
+
+    /// Slots free now that no queued task can fill ask running tasks for the rest of their
+    /// bound: the largest predicted ones first, one request per idle slot at most (each answer
+    /// brings many pieces), none twice.
+    fn ask_back(&mut self) -> Vec<Command> {
+        let idle: Vec<&Worker> = self
+            .workers
+            .values()
+            .filter(|w| w.outstanding.len() < w.slots)
+            .collect();
+        if idle.is_empty() || self.config.hand_back_after == u64::MAX {
+            return Vec::new();
+        }
+        let idle_slots: usize = idle.iter().map(|w| w.slots - w.outstanding.len()).sum();
+        let mut asked = 0usize;
+        let mut candidates: Vec<(f64, JobId, UnitId, WorkerId)> = Vec::new();
+        for job in self.jobs.values() {
+            let shape = job.spec.root.shape();
+            let someone_can = idle
+                .iter()
+                .any(|w| w.capabilities.can_search(job.spec.heuristic, shape));
+            for (tid, task) in job.tasks.iter().enumerate() {
+                match task.state {
+                    TaskState::Running {
+                        asked_back: true, ..
+                    } => asked += 1,
+                    TaskState::Running { worker, .. } if someone_can => {
+                        candidates.push((task.predicted, job.spec.id, tid as UnitId, worker))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if asked >= idle_slots || candidates.is_empty() {
+            return Vec::new();
+        }
+        candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let wanted = idle_slots
+            .div_ceil(32)
+            .saturating_sub(asked)
+            .max(usize::from(asked == 0));
+        let mut commands = Vec::new();
+        for &(_, job_id, tid, worker) in candidates.iter().take(wanted) {
+            let Some(job) = self.jobs.get_mut(&job_id) else {
+                continue;
+            };
+            let task = &mut job.tasks[tid as usize];
+            task.state = TaskState::Running {
+                worker,
+                asked_back: true,
+            };
+            job.stats.yields += 1;
+            commands.push(Command::Yield {
+                worker,
+                job: job_id,
+                epoch: job.epoch,
+                unit: tid,
+                after_nodes: self.config.hand_back_after,
             });
         }
         commands

@@ -38,7 +38,8 @@ use crate::cache::Cache;
 use crate::cluster::{ClusterHandle, JobEvent};
 use crate::metrics::RequestMetric;
 use crate::scheduler::{
-    Capabilities, JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult, choose_heuristic,
+    Capabilities, HandedBack, JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult,
+    choose_heuristic,
 };
 
 /// Solvers (with their tables) kept at most; each custom goal needs its own.
@@ -457,17 +458,30 @@ impl Shared {
             Ok(s) => s,
             Err(e) => return FlightEnd::Failed(e.message().to_string()),
         };
-        // Small problems stay here: a serial probe with a node budget (no budget for boards
-        // the exact tables cover).
-        let budget =
-            (!HeuristicKind::Exact.supports(board.shape())).then_some(self.config.probe_nodes);
+        // Boards the exact tables cover are solved here at once. Everything else goes whole to a
+        // worker slot (the scheduler cuts it only when slots would idle): the coordinator
+        // searches nothing while a worker can. With no worker that could search it, a serial
+        // probe with a node budget answers easy boards here, and the rest is cut into units
+        // that wait for a worker.
+        let exact = HeuristicKind::Exact.supports(board.shape());
+        if !exact
+            && self
+                .cluster
+                .membership()
+                .can_serve(heuristic, board.shape())
+        {
+            let spec = JobSpec::whole(flight.job, goal, heuristic, solver, board);
+            tracing::debug!(%heuristic, "submitted whole");
+            return self.distribute(flight, spec, heuristic, 0).await;
+        }
+        let budget = (!exact).then_some(self.config.probe_nodes);
         let cancel = Arc::clone(&flight.cancelled);
         let probe_solver = Arc::clone(&solver);
         let probe = tokio::task::spawn_blocking(move || {
             let limits = Limits {
                 cancel: Some(&cancel),
                 node_budget: budget,
-                max_bound: None,
+                ..Limits::default()
             };
             probe_solver.solve(&board, &limits)
         })
@@ -514,18 +528,28 @@ impl Shared {
         }
         let units = frontier.units.len() as u32;
         tracing::info!(units, depth = frontier.depth, %heuristic, "distributing");
+        let spec = JobSpec {
+            id: flight.job,
+            goal,
+            heuristic,
+            solver,
+            root: board,
+            units: frontier.units,
+            whole: false,
+        };
+        self.distribute(flight, spec, heuristic, probe_nodes).await
+    }
+
+    /// Submits a job to the scheduler and follows it to its end, publishing its progress.
+    async fn distribute(
+        &self,
+        flight: &Flight,
+        spec: JobSpec,
+        heuristic: HeuristicKind,
+        probe_nodes: u64,
+    ) -> FlightEnd {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        self.cluster.submit(
-            JobSpec {
-                id: flight.job,
-                goal,
-                heuristic,
-                solver,
-                root: board,
-                units: frontier.units,
-            },
-            tx,
-        );
+        self.cluster.submit(spec, tx);
         // A waiter may have left while the probe ran: cancel what was just submitted.
         if flight.cancelled.load(Ordering::Acquire) {
             self.cluster.cancel(flight.job);
@@ -840,6 +864,25 @@ fn result_from_wire(r: v1::UnitResult) -> UnitResult {
         },
         v1::UnitStatus::Cancelled => Report::Cancelled,
         v1::UnitStatus::BudgetExceeded => Report::BudgetExceeded,
+        v1::UnitStatus::Split => {
+            let pieces: Result<Vec<HandedBack>, _> = r
+                .pieces
+                .iter()
+                .map(|p| moves_from_wire(&p.moves).map(|moves| HandedBack { moves, f: p.f }))
+                .collect();
+            match pieces {
+                Ok(pieces) => Report::Split {
+                    bound: r.bound,
+                    next_bound: if r.next_bound == 0 {
+                        u32::MAX
+                    } else {
+                        r.next_bound
+                    },
+                    pieces,
+                },
+                Err(e) => Report::Failed(format!("unreadable piece: {e}")),
+            }
+        }
         v1::UnitStatus::Unsupported => Report::Unsupported(r.error),
         v1::UnitStatus::Failed | v1::UnitStatus::Unspecified => Report::Failed(r.error),
     };
@@ -849,6 +892,12 @@ fn result_from_wire(r: v1::UnitResult) -> UnitResult {
         unit: r.unit,
         report,
         expanded: r.expanded,
+        iterations: r
+            .iterations
+            .iter()
+            .take(npuzzle_solver::MAX_DEPTH)
+            .map(|i| (i.bound, i.expanded))
+            .collect(),
     }
 }
 

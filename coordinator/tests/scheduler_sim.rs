@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use npuzzle_coordinator::scheduler::{
-    Assignment, Capabilities, Command, HeuristicUnavailable, JobId, JobOutcome, JobSpec, JobStats,
-    Report, Scheduler, SchedulerConfig, UnitResult, WorkerId,
+    Assignment, Capabilities, Command, HandedBack, HeuristicUnavailable, JobId, JobOutcome,
+    JobSpec, JobStats, Report, Scheduler, SchedulerConfig, UnitResult, WorkerId,
 };
 use npuzzle_solver::{
     Board, Goal, HeuristicKind, Limits, Partition, PdbHeuristic, Shape, Solver, UnitOutcome,
@@ -34,6 +34,8 @@ struct Sim {
     progress: Vec<(JobId, u32, bool)>,
     /// Every result delivered, for replaying duplicates.
     delivered: Vec<(WorkerId, UnitResult)>,
+    /// Assignments asked back, with the node count to stop at.
+    asked_back: HashMap<(JobId, u32, u32), u64>,
 }
 
 impl Sim {
@@ -49,6 +51,7 @@ impl Sim {
             disconnected: Vec::new(),
             progress: Vec::new(),
             delivered: Vec::new(),
+            asked_back: HashMap::new(),
         }
     }
 
@@ -73,10 +76,20 @@ impl Sim {
                             unit: a.unit,
                             report: Report::Cancelled,
                             expanded: 0,
+                            iterations: Vec::new(),
                         };
                         let cmds = self.sched.on_result(worker, r, self.now);
                         self.handle(cmds);
                     }
+                }
+                Command::Yield {
+                    job,
+                    epoch,
+                    unit,
+                    after_nodes,
+                    ..
+                } => {
+                    self.asked_back.insert((job, epoch, unit), after_nodes);
                 }
                 Command::Disconnect { worker, .. } => {
                     // The connection closes: whatever the worker had queued is gone with it.
@@ -142,32 +155,33 @@ impl Sim {
             solver,
             root,
             units: frontier.units,
+            whole: false,
         });
         self.handle(cmds);
         root
     }
 
-    /// Runs the search of an assignment as a worker would.
+    /// A whole job: the root searched bound after bound by one slot until asked back.
+    fn submit_whole(&mut self, id: JobId, board: &str, workers: Arc<Solver>) -> Board {
+        let goal = korf_goal();
+        let solver = Arc::new(Solver::new(goal, HeuristicKind::LinearConflict).unwrap());
+        let root = Board::parse(board, None).unwrap();
+        let heuristic = workers.heuristic();
+        self.solvers.insert(id, workers);
+        let cmds = self
+            .sched
+            .submit(JobSpec::whole(id, goal, heuristic, solver, root));
+        self.handle(cmds);
+        root
+    }
+
+    /// Runs the search of an assignment as a worker would (stopping where it was asked back).
     fn search(&self, a: &Assignment) -> UnitResult {
-        let solver = &self.solvers[&a.job];
-        let limits = Limits {
-            node_budget: (a.node_budget > 0).then_some(a.node_budget),
-            ..Limits::default()
-        };
-        let r = solver.search_unit(&a.work, a.bound, &limits).unwrap();
-        let report = match r.outcome {
-            UnitOutcome::Found(path) => Report::Found(path[a.work.prefix.len()..].to_vec()),
-            UnitOutcome::Exhausted { next_bound } => Report::Exhausted { next_bound },
-            UnitOutcome::Cancelled => Report::Cancelled,
-            UnitOutcome::BudgetExceeded => Report::BudgetExceeded,
-        };
-        UnitResult {
-            job: a.job,
-            epoch: a.epoch,
-            unit: a.unit,
-            report,
-            expanded: r.expanded,
-        }
+        sim_search(
+            &self.solvers[&a.job],
+            a,
+            self.asked_back.get(&(a.job, a.epoch, a.unit)).copied(),
+        )
     }
 
     /// Worker `w` finishes its oldest (or newest) assignment. False if it had none.
@@ -210,6 +224,55 @@ impl Sim {
             JobOutcome::Solved { path } => path.clone(),
             other => panic!("job {job}: {other:?}"),
         }
+    }
+}
+
+/// A worker's search of `a`, stopping at `hand_back` nodes if it was asked back. The unit's
+/// prefix is not sent to workers: the search starts from an empty one, as a worker's does.
+fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> UnitResult {
+    let budget = std::sync::atomic::AtomicU64::new(hand_back.unwrap_or(u64::MAX));
+    let limits = Limits {
+        node_budget: (a.node_budget > 0).then_some(a.node_budget),
+        hand_back: Some(&budget),
+        ..Limits::default()
+    };
+    let unit = npuzzle_solver::WorkUnit {
+        prefix: Vec::new(),
+        ..a.work.clone()
+    };
+    let r = if a.iterate {
+        solver.search_from(&unit, a.bound, &limits).unwrap()
+    } else {
+        solver.search_unit(&unit, a.bound, &limits).unwrap()
+    };
+    let report = match r.outcome {
+        UnitOutcome::Found(path) => Report::Found(path),
+        UnitOutcome::Exhausted { next_bound } => Report::Exhausted { next_bound },
+        UnitOutcome::Cancelled => Report::Cancelled,
+        UnitOutcome::Split(split) => Report::Split {
+            bound: split.bound,
+            next_bound: split.next_bound,
+            pieces: split
+                .pieces
+                .into_iter()
+                .map(|p| HandedBack {
+                    moves: p.unit.prefix,
+                    f: p.f,
+                })
+                .collect(),
+        },
+    };
+    UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        report,
+        expanded: r.expanded,
+        iterations: if a.iterate {
+            r.iterations.iter().map(|i| (i.bound, i.expanded)).collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -428,6 +491,7 @@ fn forged_paths_are_rejected_and_their_workers_dropped() {
         unit: a.unit,
         report: Report::Found(npuzzle_solver::parse_moves("UD").unwrap()),
         expanded: 1,
+        iterations: Vec::new(),
     };
     let cmds = sim.sched.on_result(1, forged, sim.now);
     sim.handle(cmds);
@@ -463,6 +527,7 @@ fn forged_paths_are_rejected_and_their_workers_dropped() {
         unit: a.unit,
         report: Report::Found(detour),
         expanded: 1,
+        iterations: Vec::new(),
     };
     let cmds = sim.sched.on_result(2, forged, sim.now);
     sim.handle(cmds);
@@ -699,6 +764,7 @@ fn a_worker_that_reports_pdb_unsupported_gets_no_more_pdb_units() {
         unit: a.unit,
         report: Report::Unsupported("this worker has no pattern databases for 4x4 boards".into()),
         expanded: 0,
+        iterations: Vec::new(),
     };
     let cmds = sim.sched.on_result(1, refused, sim.now);
     sim.handle(cmds);
@@ -768,4 +834,157 @@ fn auto_picks_pdb_only_while_a_worker_with_tables_is_connected() {
     sched.remove_worker(2);
     assert_eq!(sched.choose_heuristic(None, &korf), Ok(LinearConflict));
     assert!(sched.choose_heuristic(Some(Pdb), &korf).is_err());
+}
+
+fn lc_solver() -> Arc<Solver> {
+    Arc::new(Solver::new(korf_goal(), HeuristicKind::LinearConflict).unwrap())
+}
+
+/// Nodes the serial search expands on `board` with `solver`.
+fn serial_nodes(solver: &Solver, board: &Board) -> u64 {
+    solver
+        .solve(board, &Limits::default())
+        .unwrap()
+        .stats
+        .expanded
+}
+
+#[test]
+fn a_whole_job_on_one_slot_is_the_serial_search() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 1);
+    let root = sim.submit_whole(3, KORF_12, lc_solver());
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 3, &root);
+    // One assignment, searched bound after bound: nothing cut, nothing asked back.
+    assert_eq!(sim.assigned.len(), 1);
+    assert!(sim.assigned[0].1.iterate);
+    assert!(sim.asked_back.is_empty());
+    let (_, _, stats) = &sim.finished[0];
+    assert_eq!(stats.nodes, serial_nodes(&lc_solver(), &root));
+    assert_eq!((stats.units, stats.splits, stats.yields), (1, 0, 0));
+    assert!(
+        stats.bounds.len() > 3,
+        "the worker's bounds are reported: {:?}",
+        stats.bounds
+    );
+}
+
+#[test]
+fn an_idle_slot_asks_the_whole_job_back_and_nothing_searched_is_lost() {
+    let config = SchedulerConfig {
+        hand_back_after: 2_000,
+        ..SchedulerConfig::default()
+    };
+    let mut sim = Sim::new(config);
+    sim.add_worker(1, 1);
+    sim.add_worker(2, 1);
+    let root = sim.submit_whole(3, KORF_12, lc_solver());
+    // Worker 2 is idle at once: the whole job is asked back.
+    assert_eq!(sim.asked_back.len(), 1);
+    sim.run(&[(1, 1), (2, 1)], false);
+    check_optimal(&sim, 3, &root);
+    let (_, _, stats) = &sim.finished[0];
+    assert!(
+        stats.yields >= 1 && stats.splits >= 1 && stats.units > 10,
+        "{stats:?}"
+    );
+    assert_eq!(stats.discarded_nodes, 0);
+    // Both workers searched; the bounds below the one where the job was cut were the worker's.
+    assert_eq!(stats.worker_nodes.len(), 2);
+    assert_eq!(stats.bounds.first(), Some(&35));
+    // Search overhead: the units of later bounds drop duplicate states, and the last bound may
+    // end before the serial search's point; the work stays within a few percent of serial.
+    let serial = serial_nodes(&lc_solver(), &root);
+    let ratio = stats.nodes as f64 / serial as f64;
+    assert!(
+        (0.8..1.1).contains(&ratio),
+        "nodes {} vs serial {serial}",
+        stats.nodes
+    );
+}
+
+#[test]
+fn a_unit_over_its_budget_hands_back_its_rest_and_keeps_its_nodes() {
+    let config = SchedulerConfig {
+        node_budget: 5_000,
+        // Never cut ahead or ask back: only the budget stops units here.
+        min_split_nodes: u64::MAX,
+        hand_back_after: u64::MAX,
+        ..SchedulerConfig::default()
+    };
+    let mut sim = Sim::new(config);
+    sim.add_worker(1, 1);
+    let root = sim.submit_whole(3, KORF_12, lc_solver());
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 3, &root);
+    let (_, _, stats) = &sim.finished[0];
+    assert!(stats.splits > 5, "{stats:?}");
+    assert_eq!(stats.discarded_nodes, 0);
+    // One slot, tasks in depth-first order, nothing dropped: the serial search's nodes, plus one
+    // per stop (the node a stopped search stopped at is expanded again).
+    assert_eq!(
+        stats.nodes,
+        serial_nodes(&lc_solver(), &root) + stats.splits as u64
+    );
+}
+
+#[test]
+fn whole_pdb_jobs_start_at_the_workers_bound_and_stay_optimal() {
+    let config = SchedulerConfig {
+        hand_back_after: 500,
+        ..SchedulerConfig::default()
+    };
+    let mut sim = Sim::new(config);
+    sim.add_worker_with(1, 2, tables_for(&[four_by_four()]));
+    let workers = Arc::new(Solver::with_pdb(korf_goal(), pdb()).unwrap());
+    for (id, board) in [(1, KORF_12), (2, KORF_42), (3, KORF_55)] {
+        sim.submit_whole(id, board, Arc::clone(&workers));
+    }
+    sim.run(&[(1, 1)], false);
+    for (id, board) in [(1, KORF_12), (2, KORF_42), (3, KORF_55)] {
+        check_optimal(&sim, id, &Board::parse(board, None).unwrap());
+    }
+    for (job, _, stats) in &sim.finished {
+        // No bound below the tables' value at the root was searched.
+        let root = Board::parse([KORF_12, KORF_42, KORF_55][*job as usize - 1], None).unwrap();
+        let pdb_root = workers.estimate(&root).unwrap();
+        assert!(
+            stats.bounds.iter().all(|&b| b >= pdb_root),
+            "{:?} vs {pdb_root}",
+            stats.bounds
+        );
+    }
+}
+
+#[test]
+fn pieces_that_are_not_moves_from_the_unit_drop_the_worker() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 1);
+    sim.add_worker(2, 1);
+    sim.submit_whole(3, KORF_12, lc_solver());
+    let (w, a) = sim.assigned[0].clone();
+    sim.inbox.get_mut(&w).unwrap().clear();
+    let forged = UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        // 41 is above the root's bound; "UUUUU" walks off the board.
+        report: Report::Split {
+            bound: 41,
+            next_bound: 43,
+            pieces: vec![HandedBack {
+                moves: npuzzle_solver::parse_moves("UUUUU").unwrap(),
+                f: 41,
+            }],
+        },
+        expanded: 10,
+        iterations: vec![(35, 1), (37, 2), (39, 3), (41, 4)],
+    };
+    let cmds = sim.sched.on_result(w, forged, sim.now);
+    sim.handle(cmds);
+    assert_eq!(sim.disconnected, vec![w]);
+    let other = if w == 1 { 2 } else { 1 };
+    sim.run(&[(other, 1)], false);
+    check_optimal(&sim, 3, &Board::parse(KORF_12, None).unwrap());
 }

@@ -57,7 +57,8 @@ pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
 pub use pdb::{Partition, PatternDb, PdbError, PdbHeuristic, PdbState};
 pub use search::{
-    CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, SearchOutcome,
-    SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, UnsupportedHeuristic, WorkUnit,
+    CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, Piece, SearchOutcome,
+    SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, UnitSplit, UnsupportedHeuristic,
+    WorkUnit,
 };
 pub use shape::{MAX_CELLS, Shape, ShapeError};

@@ -5,7 +5,7 @@
 //! from each cell; the previous move is never undone), and the heuristic updated incrementally. A node is accepted as
 //! the goal only when it was entered with `g + h <= bound` and every tile is home.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::board::{Board, step};
@@ -39,7 +39,12 @@ const NO_MOVE: usize = 4;
 pub struct Limits<'a> {
     /// Checked every [`CHECK_INTERVAL`] expansions; `true` stops the search with `Cancelled`.
     pub cancel: Option<&'a AtomicBool>,
-    /// At most this many expansions (all iterations together), then `BudgetExceeded`.
+    /// A node budget that may be lowered while the search runs (another thread stores into it):
+    /// checked with `cancel`, it stops the search once that many nodes are expanded, like
+    /// `node_budget`. The cluster uses it to ask a running unit for the rest of its work.
+    pub hand_back: Option<&'a AtomicU64>,
+    /// At most this many expansions (all iterations together), then `BudgetExceeded` (a whole
+    /// search) or [`UnitOutcome::Split`] (a unit search: the nodes searched are kept).
     pub node_budget: Option<u64>,
     /// Do not start an iteration with a bound above this; `Exhausted` instead.
     pub max_bound: Option<u32>,
@@ -140,16 +145,21 @@ impl<H: Heuristic> Engine<H> {
     }
 
     /// Iterative deepening from `state`, reached by `g` moves of which the last was `last`.
-    /// With `single_bound`, only that one iteration runs.
+    /// With `single_bound`, only that one iteration runs. With `split`, a search stopped by its
+    /// budget or a hand-back request ends [`RunEnd::Split`] with the unsearched rest.
     fn run(
         &self,
         state: &Relabelled,
         g: u32,
         last: usize,
         start_bound: Option<u32>,
-        single_bound: bool,
+        mode: RunMode,
         limits: &Limits,
     ) -> (RunEnd, SearchStats) {
+        let RunMode {
+            single_bound,
+            split,
+        } = mode;
         let started = Instant::now();
         let (h, hs) = self.heuristic.evaluate(&state.cells[..self.cells]);
         let mut dfs = Dfs {
@@ -159,10 +169,16 @@ impl<H: Heuristic> Engine<H> {
             expanded: 0,
             generated: 0,
             check_at: 0,
-            budget: limits.node_budget.unwrap_or(u64::MAX),
+            // A unit search must get past its root before a budget stops it, or it would hand
+            // back itself.
+            budget: limits
+                .node_budget
+                .map_or(u64::MAX, |b| if split { b.max(2) } else { b }),
             cancel: limits.cancel,
+            hand_back: limits.hand_back,
             stopped: None,
             found_len: 0,
+            partial_next: u32::MAX,
             path: [0; MAX_DEPTH],
         };
         dfs.check_at = CHECK_INTERVAL.min(dfs.budget);
@@ -191,6 +207,17 @@ impl<H: Heuristic> Engine<H> {
             });
             if next_bound == STOP {
                 break match dfs.stopped.take() {
+                    Some(RunEnd::BudgetExceeded) if split => {
+                        let taken = &dfs.path[g as usize..dfs.found_len];
+                        let mut next_bound = dfs.partial_next;
+                        let pieces =
+                            self.open_pieces(state, g, last, taken, bound, &mut next_bound);
+                        RunEnd::Split {
+                            bound,
+                            next_bound,
+                            pieces,
+                        }
+                    }
                     Some(reason) => reason,
                     None => RunEnd::Found(dfs.path[g as usize..dfs.found_len].to_vec()),
                 };
@@ -207,12 +234,103 @@ impl<H: Heuristic> Engine<H> {
     }
 }
 
+impl<H: Heuristic> Engine<H> {
+    /// What a depth-first search stopped at the end of `taken` (moves from `state`, which is `g`
+    /// moves from the root and was entered by `last`) has not searched under `bound`: every
+    /// sibling after the move taken on each level of `taken` (in the search's order), and the node
+    /// where it stopped (whose children were not generated yet). Siblings whose `g + h` exceeds
+    /// the bound are not pieces: their f goes into `next_bound`. Pieces come in depth-first order,
+    /// each as its moves from `state` and its `g + h`.
+    fn open_pieces(
+        &self,
+        state: &Relabelled,
+        g: u32,
+        last: usize,
+        taken: &[u8],
+        bound: u32,
+        next_bound: &mut u32,
+    ) -> Vec<(Vec<u8>, u32)> {
+        const ORDER: [usize; 4] = [UP, LEFT, RIGHT, DOWN];
+        let n = self.cells;
+        let w = self.width;
+        let mut cells = state.cells;
+        let mut blank = state.blank;
+        let mut last = last;
+        let target = |blank: usize, dir: usize| match dir {
+            UP => blank.wrapping_sub(w),
+            DOWN => blank + w,
+            LEFT => blank.wrapping_sub(1),
+            _ => blank + 1,
+        };
+        let slide = |cells: &mut [u8; 32], blank: usize, to: usize| {
+            cells[blank] = cells[to];
+            cells[to] = self.blank_label;
+        };
+        // Shallow siblings first would be breadth-first; collect per level, then order them
+        // depth-first (a deeper piece comes before the siblings after its ancestor).
+        let mut levels: Vec<Vec<(Vec<u8>, u32)>> = Vec::with_capacity(taken.len() + 1);
+        for (i, &dir) in taken.iter().enumerate() {
+            let dir = dir as usize;
+            let depth = g + i as u32 + 1;
+            let mut level = Vec::new();
+            let after = ORDER.iter().position(|&d| d == dir).map_or(4, |p| p + 1);
+            for &d in &ORDER[after.min(4)..] {
+                if self.can_move[blank] & (1 << d) == 0 || last == d ^ 1 {
+                    continue;
+                }
+                let to = target(blank, d);
+                let mut child = cells;
+                slide(&mut child, blank, to);
+                let f = depth + self.heuristic.evaluate(&child[..n]).0;
+                if f > bound {
+                    *next_bound = (*next_bound).min(f);
+                } else {
+                    let mut moves = taken[..i].to_vec();
+                    moves.push(d as u8);
+                    level.push((moves, f));
+                }
+            }
+            levels.push(level);
+            let to = target(blank, dir);
+            slide(&mut cells, blank, to);
+            blank = to;
+            last = dir;
+        }
+        let stop_f = g + taken.len() as u32 + self.heuristic.evaluate(&cells[..n]).0;
+        let mut pieces = vec![(taken.to_vec(), stop_f)];
+        // The stop node's subtree comes first; then, from the deepest level up, the siblings
+        // after each move taken.
+        for level in levels.into_iter().rev() {
+            pieces.extend(level);
+        }
+        pieces
+    }
+}
+
+/// How [`Engine::run`] searches: one bound or bound after bound, and whether a stopped search
+/// hands back its unsearched rest.
+#[derive(Clone, Copy)]
+struct RunMode {
+    single_bound: bool,
+    split: bool,
+}
+
 /// Why [`Engine::run`] ended. Paths are move indices from the search root.
 enum RunEnd {
     Found(Vec<u8>),
-    Exhausted { next_bound: u32 },
+    Exhausted {
+        next_bound: u32,
+    },
     Cancelled,
     BudgetExceeded,
+    /// Stopped under `bound` by the budget or a hand-back request: `pieces` (moves from the
+    /// root, and each one's `g + h`) hold everything not searched yet; `next_bound` is the least
+    /// f above the bound met in what was searched.
+    Split {
+        bound: u32,
+        next_bound: u32,
+        pieces: Vec<(Vec<u8>, u32)>,
+    },
 }
 
 /// The mutable state of one depth-first search.
@@ -226,8 +344,12 @@ struct Dfs<'e, H> {
     check_at: u64,
     budget: u64,
     cancel: Option<&'e AtomicBool>,
+    hand_back: Option<&'e AtomicU64>,
     stopped: Option<RunEnd>,
+    /// Depth of the goal, or of the node where the search stopped.
     found_len: usize,
+    /// Once stopped: the least f above the bound in what was searched.
+    partial_next: u32,
     path: [u8; MAX_DEPTH],
 }
 
@@ -244,7 +366,7 @@ impl<H: Heuristic> Dfs<'_, H> {
             return STOP;
         }
         self.expanded += 1;
-        if self.expanded >= self.check_at && self.must_stop() {
+        if self.expanded >= self.check_at && self.must_stop(g) {
             return STOP;
         }
         let engine = self.engine;
@@ -281,6 +403,8 @@ impl<H: Heuristic> Dfs<'_, H> {
                         if below == STOP {
                             self.path[g as usize & (MAX_DEPTH - 1)] = $dir as u8;
                             self.generated += generated;
+                            // What this level searched before: kept if the search stopped.
+                            self.partial_next = self.partial_next.min(next_bound);
                             return STOP;
                         }
                         next_bound = next_bound.min(below);
@@ -304,15 +428,21 @@ impl<H: Heuristic> Dfs<'_, H> {
             && (0..engine.cells).all(|p| p == blank || self.cells[p] as usize == p)
     }
 
+    /// Whether to stop at a node `g` moves deep (whose children are not generated yet).
     #[cold]
     #[inline(never)]
-    fn must_stop(&mut self) -> bool {
+    fn must_stop(&mut self, g: u32) -> bool {
         if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             self.stopped = Some(RunEnd::Cancelled);
             return true;
         }
-        if self.expanded >= self.budget {
+        if self.expanded >= self.budget
+            || self
+                .hand_back
+                .is_some_and(|h| self.expanded >= h.load(Ordering::Relaxed))
+        {
             self.stopped = Some(RunEnd::BudgetExceeded);
+            self.found_len = g as usize;
             return true;
         }
         self.check_at = (self.expanded + CHECK_INTERVAL).min(self.budget);
@@ -392,7 +522,7 @@ pub struct Frontier {
     pub solved: Option<Vec<Move>>,
 }
 
-/// What searching one unit under one bound gave.
+/// What searching one unit gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UnitOutcome {
     /// A path from the root (prefix included) of cost `<= bound`.
@@ -402,7 +532,34 @@ pub enum UnitOutcome {
         next_bound: u32,
     },
     Cancelled,
-    BudgetExceeded,
+    /// Stopped by the node budget or a hand-back request, keeping what was searched: the rest
+    /// of the bound is in the pieces.
+    Split(UnitSplit),
+}
+
+/// The unsearched rest of a unit whose search stopped part-way through a bound.
+///
+/// Searching every piece under `bound` finds whatever the rest of the unit's search would have:
+/// the pieces are the siblings not yet tried on each level of the depth-first path where it
+/// stopped, and the node it stopped at. The least f above the bound is
+/// `min(next_bound, the pieces' next bounds)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitSplit {
+    /// The bound the search was under when it stopped.
+    pub bound: u32,
+    /// The least f above `bound` met in the part searched (`u32::MAX`: none), including the
+    /// siblings pruned at once.
+    pub next_bound: u32,
+    /// In depth-first order; each unit's prefix continues the searched unit's prefix.
+    pub pieces: Vec<Piece>,
+}
+
+/// One unsearched subtree of a [`UnitSplit`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub unit: WorkUnit,
+    /// `g + h` at its root (with the searching solver's heuristic), at most the bound.
+    pub f: u32,
 }
 
 /// One unit's outcome and its node counts.
@@ -411,6 +568,9 @@ pub struct UnitReport {
     pub outcome: UnitOutcome,
     pub expanded: u64,
     pub generated: u64,
+    /// The bounds searched, with their nodes (the last one partial unless the outcome is
+    /// `Exhausted`).
+    pub iterations: Vec<Iteration>,
 }
 
 /// The goal turned by 180°.
@@ -584,13 +744,12 @@ impl Solver {
             });
         }
         let state = self.internal(board);
-        let (end, stats) =
-            with_engine!(&self.engine, e => e.run(&state, 0, NO_MOVE, None, false, limits));
+        let (end, stats) = with_engine!(&self.engine, e => e.run(&state, 0, NO_MOVE, None, RunMode { single_bound: false, split: false }, limits));
         let outcome = match end {
             RunEnd::Found(path) => SearchOutcome::Solved(self.moves_out(&path)),
             RunEnd::Exhausted { next_bound } => SearchOutcome::Exhausted { next_bound },
             RunEnd::Cancelled => SearchOutcome::Cancelled,
-            RunEnd::BudgetExceeded => SearchOutcome::BudgetExceeded,
+            RunEnd::BudgetExceeded | RunEnd::Split { .. } => SearchOutcome::BudgetExceeded,
         };
         Ok(SearchReport { outcome, stats })
     }
@@ -683,18 +842,41 @@ impl Solver {
         Ok(unit.g + self.estimate(&unit.board)?)
     }
 
-    /// One IDA* iteration below `unit` with f-bound `bound`.
+    /// One IDA* iteration below `unit` with f-bound `bound`. A search stopped by the node budget
+    /// or [`Limits::hand_back`] ends [`UnitOutcome::Split`]: the nodes searched are not lost.
     pub fn search_unit(
         &self,
         unit: &WorkUnit,
         bound: u32,
         limits: &Limits,
     ) -> Result<UnitReport, ShapeMismatch> {
+        self.unit_search(unit, bound, true, limits)
+    }
+
+    /// IDA* below `unit`, bound after bound from `bound` (or the unit's own `g + h`, if higher)
+    /// until a path is found: a whole job searched as one unit. Stopped by the node budget or
+    /// [`Limits::hand_back`], it ends [`UnitOutcome::Split`] in the bound it was searching;
+    /// `iterations` tell what each bound cost.
+    pub fn search_from(
+        &self,
+        unit: &WorkUnit,
+        bound: u32,
+        limits: &Limits,
+    ) -> Result<UnitReport, ShapeMismatch> {
+        self.unit_search(unit, bound, false, limits)
+    }
+
+    fn unit_search(
+        &self,
+        unit: &WorkUnit,
+        bound: u32,
+        single_bound: bool,
+        limits: &Limits,
+    ) -> Result<UnitReport, ShapeMismatch> {
         self.goal.check_shape(&unit.board)?;
         let state = self.internal(&unit.board);
         let last = self.last_in(unit.last);
-        let (end, stats) =
-            with_engine!(&self.engine, e => e.run(&state, unit.g, last, Some(bound), true, limits));
+        let (end, stats) = with_engine!(&self.engine, e => e.run(&state, unit.g, last, Some(bound), RunMode { single_bound, split: true }, limits));
         let outcome = match end {
             RunEnd::Found(suffix) => {
                 let mut path = unit.prefix.clone();
@@ -703,12 +885,53 @@ impl Solver {
             }
             RunEnd::Exhausted { next_bound } => UnitOutcome::Exhausted { next_bound },
             RunEnd::Cancelled => UnitOutcome::Cancelled,
-            RunEnd::BudgetExceeded => UnitOutcome::BudgetExceeded,
+            RunEnd::BudgetExceeded => UnitOutcome::Split(UnitSplit {
+                bound,
+                next_bound: u32::MAX,
+                pieces: vec![Piece {
+                    unit: unit.clone(),
+                    f: unit.g,
+                }],
+            }),
+            RunEnd::Split {
+                bound,
+                next_bound,
+                pieces,
+            } => UnitOutcome::Split(UnitSplit {
+                bound,
+                next_bound,
+                pieces: pieces
+                    .into_iter()
+                    .map(|(moves, f)| Piece {
+                        unit: self.continue_unit(unit, &moves),
+                        f,
+                    })
+                    .collect(),
+            }),
         };
         Ok(UnitReport {
             outcome,
             expanded: stats.expanded,
             generated: stats.generated,
+            iterations: stats.iterations,
         })
+    }
+
+    /// `unit` followed by `moves` (move indices as the search sees them).
+    fn continue_unit(&self, unit: &WorkUnit, moves: &[u8]) -> WorkUnit {
+        let moves = self.moves_out(moves);
+        let mut board = unit.board;
+        for &m in &moves {
+            // The search only takes legal moves.
+            board = board.after(m).unwrap_or(board);
+        }
+        let mut prefix = unit.prefix.clone();
+        prefix.extend_from_slice(&moves);
+        WorkUnit {
+            board,
+            g: unit.g + moves.len() as u32,
+            last: moves.last().copied().or(unit.last),
+            prefix,
+        }
     }
 }

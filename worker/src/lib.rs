@@ -40,7 +40,7 @@ pub mod tables;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use npuzzle_proto::security::{ClientSecurity, SecurityError, tls_failure};
@@ -257,6 +257,8 @@ async fn session(
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, v1::UnitResult)>();
     // Per job: its cancel flag and how many of its units this worker still holds.
     let mut jobs: HashMap<u64, (Arc<AtomicBool>, usize)> = HashMap::new();
+    // Per unit held, (job, epoch, unit): the flag that asks its search to hand back the rest.
+    let mut hand_backs: HashMap<(u64, u32, u32), Arc<AtomicU64>> = HashMap::new();
     let mut heartbeat = tokio::time::interval(config.heartbeat);
     let end = loop {
         tokio::select! {
@@ -268,6 +270,7 @@ async fn session(
                 });
             }
             Some((job, result)) = done_rx.recv() => {
+                hand_backs.remove(&(job, result.epoch, result.unit));
                 if let Some(entry) = jobs.get_mut(&job) {
                     entry.1 = entry.1.saturating_sub(1);
                     if entry.1 == 0 {
@@ -287,9 +290,13 @@ async fn session(
                             .entry(a.job)
                             .or_insert_with(|| (Arc::new(AtomicBool::new(false)), 0));
                         entry.1 += 1;
+                        let hand_back = Arc::new(AtomicU64::new(u64::MAX));
+                        // A coordinator re-sending a unit still held replaces its flag.
+                        hand_backs.insert((a.job, a.epoch, a.unit), Arc::clone(&hand_back));
                         pool.submit(Task {
                             assignment: a,
                             cancel: Arc::clone(&entry.0),
+                            hand_back,
                             done: done_tx.clone(),
                         });
                         metrics::busy(jobs.values().map(|(_, n)| *n).sum());
@@ -297,6 +304,11 @@ async fn session(
                     Some(v1::coordinator_message::Message::Cancel(c)) => {
                         if let Some((flag, _)) = jobs.get(&c.job) {
                             flag.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    Some(v1::coordinator_message::Message::YieldUnit(y)) => {
+                        if let Some(budget) = hand_backs.get(&(y.job, y.epoch, y.unit)) {
+                            budget.fetch_min(y.after_nodes, Ordering::Relaxed);
                         }
                     }
                     None => {}

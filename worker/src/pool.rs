@@ -3,7 +3,7 @@
 //! databases are loaded once per process and shared by every thread.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use npuzzle_proto::{
@@ -19,6 +19,9 @@ pub struct Task {
     pub assignment: v1::Assignment,
     /// The job's cancel flag, shared by all its units on this worker.
     pub cancel: Arc<AtomicBool>,
+    /// Lowered from `u64::MAX` when the coordinator asks for this unit back (`YieldUnit`): the
+    /// search stops at that node count and hands back what it has not searched.
+    pub hand_back: Arc<AtomicU64>,
     /// Where the result goes, tagged with the job.
     pub done: UnboundedSender<(u64, v1::UnitResult)>,
 }
@@ -160,13 +163,29 @@ fn search(
     };
     let limits = Limits {
         cancel: Some(&task.cancel),
+        hand_back: Some(&task.hand_back),
         node_budget: (a.node_budget > 0).then_some(a.node_budget),
         max_bound: None,
     };
-    match solver.search_unit(&unit, a.bound, &limits) {
+    let searched = if a.iterate {
+        solver.search_from(&unit, a.bound, &limits)
+    } else {
+        solver.search_unit(&unit, a.bound, &limits)
+    };
+    match searched {
         Ok(report) => {
             result.expanded = report.expanded;
             result.generated = report.generated;
+            if a.iterate {
+                result.iterations = report
+                    .iterations
+                    .iter()
+                    .map(|i| v1::BoundNodes {
+                        bound: i.bound,
+                        expanded: i.expanded,
+                    })
+                    .collect();
+            }
             match report.outcome {
                 UnitOutcome::Found(path) => {
                     result.status = v1::UnitStatus::Found as i32;
@@ -177,8 +196,24 @@ fn search(
                     result.next_bound = next_bound;
                 }
                 UnitOutcome::Cancelled => result.status = v1::UnitStatus::Cancelled as i32,
-                UnitOutcome::BudgetExceeded => {
-                    result.status = v1::UnitStatus::BudgetExceeded as i32
+                UnitOutcome::Split(split) => {
+                    result.status = v1::UnitStatus::Split as i32;
+                    result.bound = split.bound;
+                    result.next_bound = if split.next_bound == u32::MAX {
+                        0
+                    } else {
+                        split.next_bound
+                    };
+                    // The unit's prefix is empty here: each piece's prefix is its moves from
+                    // the assignment's board.
+                    result.pieces = split
+                        .pieces
+                        .iter()
+                        .map(|p| v1::Piece {
+                            moves: moves_to_wire(&p.unit.prefix),
+                            f: p.f,
+                        })
+                        .collect();
                 }
             }
         }

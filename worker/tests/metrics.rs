@@ -88,7 +88,7 @@ async fn units_and_nodes_are_counted() {
         .unwrap()
         .into_inner();
     assert_eq!(answer.length, 42);
-    assert!(answer.units > 0);
+    assert!(answer.units >= 1);
 
     // Results reach the coordinator after the worker counted them; units still running when
     // the answer came may report a little later.
@@ -100,11 +100,12 @@ async fn units_and_nodes_are_counted() {
         after.value(name, labels) - before.value(name, labels)
     };
     let units = "npuzzle_worker_units_total";
-    assert!(
-        delta(units, &[("outcome", "exhausted")]) > 0.0,
-        "{}",
-        after.text
-    );
+    // The job went whole to one slot; the other slot, idle, may have had it cut.
+    let searched: f64 = ["found", "exhausted", "split", "cancelled"]
+        .iter()
+        .map(|o| delta(units, &[("outcome", o)]))
+        .sum();
+    assert!(searched >= f64::from(answer.units), "{}", after.text);
     assert!(
         delta(units, &[("outcome", "found")]) >= 1.0,
         "{}",

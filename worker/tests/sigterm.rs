@@ -32,8 +32,9 @@ async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
     let _b = spawn_worker(&url, "b");
     wait_for_workers(&url, 2).await;
 
-    // Korf #11: 57 moves, 13 M linear-conflict nodes expanded: long enough to stop a worker mid-job.
-    let tiles = tiles("5 9 13 14 6 3 7 12 10 8 4 0 15 2 11 1");
+    // Korf #49: 59 moves, 103 M linear-conflict nodes expanded (about 3 s on one core): long
+    // enough to stop a worker mid-job.
+    let tiles = tiles("10 0 2 4 5 1 6 12 11 13 9 7 15 3 14 8");
     let call = solve_until_both_busy(&url, blank_first_request(&tiles)).await;
     let terminated = Instant::now();
     let sent = Command::new("kill")
@@ -64,7 +65,7 @@ async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
 
     let r = call.await.unwrap().unwrap().into_inner();
     assert_eq!(r.outcome, v1::Outcome::Solved as i32, "{r:?}");
-    assert_eq!(r.length, 57);
+    assert_eq!(r.length, 59);
     assert!(replays_to_blank_first(&tiles, &r.moves));
     assert!(
         r.requeued >= 1,
