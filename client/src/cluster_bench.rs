@@ -18,8 +18,9 @@ pub struct BenchPlan {
     pub instances: Vec<Instance>,
     pub goal: Goal,
     pub heuristic: HeuristicKind,
-    /// Also search each instance serially, in this process, for the overhead ratio.
-    pub compare_serial: bool,
+    /// Also search each instance serially with this solver (the same heuristic, and for `pdb`
+    /// the same tables), in this process, for the overhead ratio.
+    pub serial: Option<Solver>,
     /// Round trips to time for 8-puzzles and for cache hits.
     pub latency_samples: usize,
 }
@@ -111,7 +112,6 @@ pub async fn run<W: Write>(
         "balance",
         "cancel_ms"
     )?;
-    let serial = Solver::new(plan.goal, plan.heuristic).map_err(io::Error::other)?;
     let (mut t_cluster, mut t_serial, mut n_cluster, mut n_serial) = (0.0, 0.0, 0u64, 0u64);
     let mut totals_by_worker: Vec<u64> = Vec::new();
     let mut cancel_ms = Vec::new();
@@ -145,7 +145,7 @@ pub async fn run<W: Write>(
             .is_ok_and(|v| v.reaches_goal)
             && inst.optimal.is_none_or(|o| o == path.len());
         all_ok &= ok;
-        let (s_secs, s_nodes) = if plan.compare_serial {
+        let (s_secs, s_nodes) = if let Some(serial) = &plan.serial {
             let rep = serial
                 .solve(&inst.board, &Limits::default())
                 .map_err(io::Error::other)?;

@@ -200,10 +200,15 @@ struct ClusterBenchArgs {
     /// Goal: blank-last, blank-first (Korf's files use it), or the goal's tiles.
     #[arg(long, env = "NPUZZLE_GOAL", default_value = "blank-last")]
     goal: GoalSpec,
-    /// The workers' heuristic: md (Manhattan) or lc (linear conflict), the ones the serial
-    /// comparison runs too.
+    /// The workers' heuristic: md (Manhattan), lc (linear conflict) or pdb (pattern databases,
+    /// from --pdb-dir: the embedded workers load them, and so does the serial comparison), the
+    /// one the serial comparison runs too.
     #[arg(long, env = "NPUZZLE_BENCH_HEURISTIC", default_value = "lc")]
     heuristic: HeuristicKind,
+    /// Directory of pattern databases, for --heuristic pdb (default: $NPUZZLE_PDB_DIR, else the
+    /// user cache).
+    #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+    pdb_dir: Option<PathBuf>,
     /// Board size as WxH, if not inferred.
     #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
     size: Option<Shape>,
@@ -716,11 +721,24 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("no instances selected");
     };
     let goal = args.goal.resolve(first.board.shape())?;
+    let pdb = args.heuristic == HeuristicKind::Pdb;
+    let serial = if args.compare_serial {
+        let solver = if pdb {
+            let tables =
+                npuzzle_client::engine::pattern_databases(args.pdb_dir.as_deref(), goal.shape())?;
+            npuzzle_solver::Solver::with_pdb(goal, tables)?
+        } else {
+            npuzzle_solver::Solver::new(goal, args.heuristic)?
+        };
+        Some(solver)
+    } else {
+        None
+    };
     let plan = npuzzle_client::cluster_bench::BenchPlan {
         instances,
         goal,
         heuristic: args.heuristic,
-        compare_serial: args.compare_serial,
+        serial,
         latency_samples: args.latency_samples,
     };
     runtime()?.block_on(async {
@@ -730,9 +748,16 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
             Some(url) => (url.clone(), security(&args.token, &args.tls)?),
             None => {
                 let config = npuzzle_coordinator::Config::default();
-                let url =
-                    start_local_cluster(config, args.workers, args.threads, "bench", &shutdown)
-                        .await?;
+                let tables = pdb.then(|| args.pdb_dir.clone());
+                let url = start_local_cluster(
+                    config,
+                    args.workers,
+                    args.threads,
+                    tables,
+                    "bench",
+                    &shutdown,
+                )
+                .await?;
                 (url, ClientSecurity::default())
             }
         };
@@ -749,13 +774,15 @@ fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Starts a coordinator on `127.0.0.1:0` and `workers` workers (no pattern databases: the
-/// benchmarks compare md or lc, and the load test wants the same cluster on every machine) on
-/// the current runtime, until `shutdown`; returns the coordinator's URL.
+/// Starts a coordinator on `127.0.0.1:0` and `workers` workers on the current runtime, until
+/// `shutdown`; returns the coordinator's URL. With `tables` (`Some(dir)`), the workers load the
+/// pattern databases in that directory (`None` inside: the default one); without, none (the
+/// load test wants the same cluster on every machine).
 async fn start_local_cluster(
     config: npuzzle_coordinator::Config,
     workers: usize,
     threads: Option<usize>,
+    tables: Option<Option<PathBuf>>,
     name: &str,
     shutdown: &tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<String> {
@@ -767,7 +794,8 @@ async fn start_local_cluster(
         let mut config = npuzzle_worker::Config::new(url.clone());
         config.threads = threads.unwrap_or((cores() / workers).max(1));
         config.name = format!("{name}-{i}");
-        config.load_pdbs = false;
+        config.load_pdbs = tables.is_some();
+        config.pdb_dir = tables.clone().flatten();
         tokio::spawn(npuzzle_worker::run(config, shutdown.clone()));
     }
     Ok(url)
@@ -807,9 +835,15 @@ fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
                 if let Some(n) = args.max_searches {
                     config.max_searches = n.max(1);
                 }
-                let url =
-                    start_local_cluster(config, args.workers, args.threads, "load", &shutdown)
-                        .await?;
+                let url = start_local_cluster(
+                    config,
+                    args.workers,
+                    args.threads,
+                    None,
+                    "load",
+                    &shutdown,
+                )
+                .await?;
                 (url, ClientSecurity::default())
             }
         };

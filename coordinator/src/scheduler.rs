@@ -91,7 +91,7 @@ pub struct SchedulerConfig {
     /// A heavy unit is split into at least this many parts.
     pub split_parts: usize,
     /// Before each bound, a unit predicted to take more than this share of the bound's work
-    /// per slot (1/8: a slot's work is cut into at least 8 units) is split ahead of time.
+    /// per slot (1/32: a slot's work is cut into at least 32 units, so that the work other slots do past the answer in the last bound stays small) is split ahead of time.
     pub max_unit_share: f64,
     /// …but units predicted below this many nodes are never split ahead of time.
     pub min_split_nodes: u64,
@@ -107,7 +107,7 @@ impl Default for SchedulerConfig {
         SchedulerConfig {
             node_budget: 20_000_000,
             split_parts: 32,
-            max_unit_share: 1.0 / 8.0,
+            max_unit_share: 1.0 / 32.0,
             min_split_nodes: 200_000,
             lease_timeout: Duration::from_secs(10),
             hand_back_after: 50_000,
