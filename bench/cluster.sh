@@ -32,3 +32,22 @@ kill "${pids[@]}" 2>/dev/null || true
 
 $BIN/npuzzle cluster-bench "${common[@]}" --workers 1 --threads 2 --compare-serial \
   | tee "$OUT/cluster-korf100-2threads.txt"
+
+# With pattern databases (issue 10), the path users take: the workers and the serial comparison
+# load the same tables from $NPUZZLE_PDB_DIR (build them first: `npuzzle pdb build --size 5x5
+# --partition 6-6-6-6`, `--size 4x4 --partition 7-8`).
+$BIN/npuzzle cluster-bench data/korf24_50.txt --goal blank-first --heuristic pdb --ids 40,25,29,36 \
+  --workers 1 --threads 2 --compare-serial --latency-samples 0 | tee "$OUT/cluster-korf24-pdb-2threads.txt"
+$BIN/npuzzle cluster-bench data/korf100.txt --goal blank-first --heuristic pdb --workers 1 --threads 2 \
+  --compare-serial --latency-samples 0 | tee "$OUT/cluster-korf100-pdb-2threads.txt"
+
+# Batches through the default engine (an embedded cluster) against --serial, same cores.
+grep -v '^#' data/korf100.txt | awk '{$1=""; $2=""; print substr($0, 3)}' > "$OUT/.korf100.lines"
+grep -v '^#' data/hard80_15puzzle.txt | awk '{$1=""; $2=""; print substr($0, 3)}' > "$OUT/.hard80.lines"
+for f in korf100 hard80; do
+  for engine in "" --serial; do
+    /usr/bin/time -f "$f ${engine:-default}: %e s" $BIN/npuzzle batch "$OUT/.$f.lines" --goal blank-first \
+      $engine > /dev/null
+  done
+done 2>&1 | tee "$OUT/batch-pdb-engines.txt"
+rm -f "$OUT/.korf100.lines" "$OUT/.hard80.lines"

@@ -42,5 +42,6 @@ pub mod input;
 pub mod load;
 pub mod ops;
 pub mod remote;
+pub mod simulate;
 pub mod sink;
 pub mod tools;

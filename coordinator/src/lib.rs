@@ -11,6 +11,8 @@
 //! # Layout
 //!
 //! - [`scheduler`]: the pure state machine (units, bounds, acceptance, leases, splits). No I/O.
+//! - [`sim`]: a deterministic discrete-event simulation of a cluster of any size, driving the
+//!   real scheduler with workers whose costs come from recorded traces.
 //! - [`cluster`]: the task that owns the scheduler and carries out its commands.
 //! - [`cache`]: board key → optimal path, bounded, every suffix stored.
 //! - [`store`]: the cache's durable copy in [`Config::cache_dir`] (a redb file), read back and
@@ -43,6 +45,7 @@ pub mod health;
 pub mod metrics;
 pub mod scheduler;
 pub mod service;
+pub mod sim;
 pub mod store;
 
 use std::path::PathBuf;

@@ -50,12 +50,13 @@ struct Args {
     /// most. Off by default (memory only).
     #[arg(long, env = "NPUZZLE_CACHE_DIR", value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// Work units per worker search thread when a search is distributed: more units balance
-    /// the load better and cost more messages.
+    /// Work units per worker search thread when the coordinator cuts a search itself (only
+    /// while no connected worker can search it; otherwise searches go whole to a worker).
     #[arg(long, env = "NPUZZLE_UNITS_PER_SLOT", default_value_t = 64)]
     units_per_slot: usize,
-    /// Nodes the coordinator searches itself before it distributes a board: easier boards
-    /// never reach the workers.
+    /// Nodes the coordinator searches itself on a board that no connected worker can search
+    /// (none connected, or none with the tables asked for) before cutting it into units that wait
+    /// for one. With a worker, the coordinator searches nothing.
     #[arg(long, env = "NPUZZLE_PROBE_NODES", default_value_t = 200_000)]
     probe_nodes: u64,
     /// Requests that need a search, waiting or running, at most; past it they get
@@ -66,9 +67,15 @@ struct Args {
     /// clients share the proxy's); past it that client gets RESOURCE_EXHAUSTED. 0: no limit.
     #[arg(long, env = "NPUZZLE_MAX_SEARCHES_PER_CLIENT", default_value_t = 1_000)]
     max_searches_per_client: usize,
-    /// Nodes a worker may expand on one unit before the unit is split (0: never split).
+    /// Nodes a worker may expand on one unit before it hands back the rest (kept, not searched
+    /// again), so that other searches get a turn (0: no limit).
     #[arg(long, env = "NPUZZLE_UNIT_BUDGET", default_value_t = 20_000_000)]
     unit_budget: u64,
+    /// When a search thread is idle and nothing is queued, the largest running unit is asked
+    /// for the rest of its work once it has searched this many nodes: searches that end sooner
+    /// are never cut.
+    #[arg(long, env = "NPUZZLE_HAND_BACK_AFTER", default_value_t = 50_000)]
+    hand_back_after: u64,
     /// Seconds of silence after which a worker is dropped and its units go to other workers.
     #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = 10)]
     lease_secs: u64,
@@ -166,6 +173,7 @@ async fn main() -> anyhow::Result<()> {
         max_searches_per_client: args.max_searches_per_client,
         scheduler: SchedulerConfig {
             node_budget: args.unit_budget,
+            hand_back_after: args.hand_back_after,
             lease_timeout: Duration::from_secs(args.lease_secs.max(1)),
             ..SchedulerConfig::default()
         },

@@ -72,6 +72,7 @@
 //!
 //! So an answer is still optimal, and its length equals the bound it was found under.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -108,7 +109,7 @@ impl Default for SchedulerConfig {
             node_budget: 20_000_000,
             split_parts: 32,
             max_unit_share: 1.0 / 32.0,
-            min_split_nodes: 200_000,
+            min_split_nodes: 20_000,
             lease_timeout: Duration::from_secs(10),
             hand_back_after: 50_000,
         }
@@ -462,6 +463,8 @@ struct Job {
     open: usize,
     next_bound: u32,
     stats: JobStats,
+    /// Its key in [`Scheduler::runnable`] while it has queued tasks.
+    indexed: Option<(usize, JobId)>,
 }
 
 struct Worker {
@@ -481,6 +484,20 @@ pub struct Scheduler {
     totals: Totals,
     jobs: HashMap<JobId, Job>,
     workers: HashMap<WorkerId, Worker>,
+    /// Workers with free slots, the freest first (lowest id on ties).
+    free: BTreeSet<(Reverse<usize>, WorkerId)>,
+    /// Jobs with queued tasks, the fewest running first (lowest id on ties).
+    runnable: BTreeSet<(usize, JobId)>,
+    /// Slots over all workers.
+    total_slots: usize,
+    /// Running tasks asked back and not yet reported.
+    asked_out: usize,
+}
+
+/// A worker's key in [`Scheduler::free`], if it has a free slot.
+fn free_key(id: WorkerId, w: &Worker) -> Option<(Reverse<usize>, WorkerId)> {
+    let free = w.slots.saturating_sub(w.outstanding.len());
+    (free > 0).then_some((Reverse(free), id))
 }
 
 /// The least growth of nodes from one bound to the next assumed for predictions, and the most.
@@ -620,6 +637,38 @@ impl Scheduler {
             totals: Totals::default(),
             jobs: HashMap::new(),
             workers: HashMap::new(),
+            free: BTreeSet::new(),
+            runnable: BTreeSet::new(),
+            total_slots: 0,
+            asked_out: 0,
+        }
+    }
+
+    /// Changes worker `id` (its outstanding assignments), keeping [`Scheduler::free`] in step.
+    fn update_worker<R>(&mut self, id: WorkerId, f: impl FnOnce(&mut Worker) -> R) -> Option<R> {
+        let w = self.workers.get_mut(&id)?;
+        if let Some(key) = free_key(id, w) {
+            self.free.remove(&key);
+        }
+        let r = f(w);
+        if let Some(key) = free_key(id, w) {
+            self.free.insert(key);
+        }
+        Some(r)
+    }
+
+    /// Puts job `id` in [`Scheduler::runnable`] at its place, or out of it.
+    fn reindex(&mut self, id: JobId) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        if let Some(key) = job.indexed.take() {
+            self.runnable.remove(&key);
+        }
+        if !job.queue.is_empty() {
+            let key = (job.running, id);
+            self.runnable.insert(key);
+            job.indexed = Some(key);
         }
     }
 
@@ -629,7 +678,7 @@ impl Scheduler {
 
     /// Slots over all workers.
     pub fn slots(&self) -> usize {
-        self.workers.values().map(|w| w.slots).sum()
+        self.total_slots
     }
 
     /// Assignments out on workers.
@@ -664,6 +713,23 @@ impl Scheduler {
     /// Forgets a job that is over, keeping its counts in the totals.
     fn retire(&mut self, job: JobId) -> Option<Job> {
         let job = self.jobs.remove(&job)?;
+        if let Some(key) = job.indexed {
+            self.runnable.remove(&key);
+        }
+        let asked = job
+            .tasks
+            .iter()
+            .filter(|t| {
+                matches!(
+                    t.state,
+                    TaskState::Running {
+                        asked_back: true,
+                        ..
+                    }
+                )
+            })
+            .count();
+        self.asked_out -= asked;
         self.totals.units_split += job.stats.splits as u64;
         self.totals.units_requeued += job.stats.requeued as u64;
         Some(job)
@@ -698,24 +764,29 @@ impl Scheduler {
         capabilities: Capabilities,
         now: Instant,
     ) -> Vec<Command> {
-        self.workers.insert(
-            id,
-            Worker {
-                slots: slots.max(1),
-                capabilities,
-                outstanding: HashSet::new(),
-                last_seen: now,
-            },
-        );
+        self.remove_worker_entry(id);
+        let worker = Worker {
+            slots: slots.max(1),
+            capabilities,
+            outstanding: HashSet::new(),
+            last_seen: now,
+        };
+        self.total_slots += worker.slots;
+        if let Some(key) = free_key(id, &worker) {
+            self.free.insert(key);
+        }
+        self.workers.insert(id, worker);
         self.dispatch()
     }
 
     /// A worker disconnected or its lease expired: its tasks go back to the queue.
     pub fn remove_worker(&mut self, id: WorkerId) -> Vec<Command> {
-        let Some(worker) = self.workers.remove(&id) else {
+        let Some(worker) = self.remove_worker_entry(id) else {
             return Vec::new();
         };
+        let mut touched = BTreeSet::new();
         for (job_id, epoch, tid) in worker.outstanding {
+            touched.insert(job_id);
             let Some(job) = self.jobs.get_mut(&job_id) else {
                 continue;
             };
@@ -723,8 +794,12 @@ impl Scheduler {
                 continue;
             };
             if epoch == job.epoch
-                && matches!(task.state, TaskState::Running { worker, .. } if worker == id)
+                && let TaskState::Running { worker, asked_back } = task.state
+                && worker == id
             {
+                if asked_back {
+                    self.asked_out -= 1;
+                }
                 task.state = TaskState::Pending;
                 job.running -= 1;
                 // Back at the end: requeued tasks go out next.
@@ -732,7 +807,20 @@ impl Scheduler {
                 job.stats.requeued += 1;
             }
         }
+        for job in touched {
+            self.reindex(job);
+        }
         self.dispatch()
+    }
+
+    /// Forgets worker `id` and its place in the indexes.
+    fn remove_worker_entry(&mut self, id: WorkerId) -> Option<Worker> {
+        let worker = self.workers.remove(&id)?;
+        if let Some(key) = free_key(id, &worker) {
+            self.free.remove(&key);
+        }
+        self.total_slots -= worker.slots;
+        Some(worker)
     }
 
     /// Any message from a worker renews its lease.
@@ -790,6 +878,7 @@ impl Scheduler {
             running: 0,
             open: 0,
             next_bound: u32::MAX,
+            indexed: None,
         };
         job.queue_all(&self.config, self.slots());
         if whole && let Some(task) = job.tasks.first_mut() {
@@ -799,6 +888,7 @@ impl Scheduler {
         job.stats.units = job.tasks.len();
         let mut commands = vec![job.progress(false)];
         self.jobs.insert(id, job);
+        self.reindex(id);
         commands.extend(self.dispatch());
         commands
     }
@@ -845,25 +935,39 @@ impl Scheduler {
         now: Instant,
     ) -> Vec<Command> {
         let key = (result.job, result.epoch, result.unit);
-        match self.workers.get_mut(&worker) {
-            Some(w) => {
-                w.last_seen = now;
-                w.outstanding.remove(&key);
-            }
-            // Results of a worker already given up on are dropped: its tasks were requeued.
-            None => return Vec::new(),
+        let known = self.update_worker(worker, |w| {
+            w.last_seen = now;
+            w.outstanding.remove(&key);
+        });
+        // Results of a worker already given up on are dropped: its tasks were requeued.
+        if known.is_none() {
+            return Vec::new();
         }
         let mut commands = Vec::new();
         if let Some(job) = self.jobs.get_mut(&result.job) {
             job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
             let per_worker = job.stats.worker_nodes.entry(worker).or_default();
             *per_worker = per_worker.saturating_add(result.expanded);
-            let current = result.epoch == job.epoch
-                && job.tasks.get(result.unit as usize).is_some_and(
-                    |t| matches!(t.state, TaskState::Running { worker: w, .. } if w == worker),
-                );
+            let state = job
+                .tasks
+                .get(result.unit as usize)
+                .filter(|_| result.epoch == job.epoch)
+                .map(|t| t.state);
+            let current =
+                matches!(state, Some(TaskState::Running { worker: w, .. }) if w == worker);
+            if matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker)
+            {
+                // It answered: no longer out as an ask.
+                self.asked_out -= 1;
+                job.tasks[result.unit as usize].state = TaskState::Running {
+                    worker,
+                    asked_back: false,
+                };
+            }
             if current {
+                let job = result.job;
                 commands.extend(self.apply(worker, result));
+                self.reindex(job);
             }
         } else {
             self.late_nodes = self.late_nodes.saturating_add(result.expanded);
@@ -1135,22 +1239,14 @@ impl Scheduler {
     /// on ties) that can search some job with queued tasks; for it, the job with the fewest
     /// running tasks (lowest id on ties) among those it can search.
     fn next_pairing(&self) -> Option<(WorkerId, JobId)> {
-        let mut free: Vec<(&WorkerId, &Worker)> = self
-            .workers
-            .iter()
-            .filter(|(_, w)| w.outstanding.len() < w.slots)
-            .collect();
-        free.sort_by_key(|(id, w)| (std::cmp::Reverse(w.slots - w.outstanding.len()), **id));
-        free.into_iter().find_map(|(&wid, w)| {
-            self.jobs
-                .values()
-                .filter(|j| {
-                    !j.queue.is_empty()
-                        && w.capabilities
-                            .can_search(j.spec.heuristic, j.spec.root.shape())
-                })
-                .min_by_key(|j| (j.running, j.spec.id))
-                .map(|j| (wid, j.spec.id))
+        self.free.iter().find_map(|&(_, wid)| {
+            let w = self.workers.get(&wid)?;
+            self.runnable.iter().find_map(|&(_, jid)| {
+                let j = self.jobs.get(&jid)?;
+                w.capabilities
+                    .can_search(j.spec.heuristic, j.spec.root.shape())
+                    .then_some((wid, jid))
+            })
         })
     }
 
@@ -1185,60 +1281,73 @@ impl Scheduler {
                 },
                 iterate: task.iterate,
             };
-            if let Some(w) = self.workers.get_mut(&wid) {
-                w.outstanding
-                    .insert((assignment.job, assignment.epoch, tid));
-            }
+            let key = (assignment.job, assignment.epoch, tid);
+            self.update_worker(wid, |w| w.outstanding.insert(key));
             self.totals.units_assigned += 1;
             commands.push(Command::Assign {
                 worker: wid,
                 assignment,
             });
+            self.reindex(job_id);
         }
         commands.extend(self.ask_back());
         commands
     }
 
     /// Slots free now that no queued task can fill ask running tasks for the rest of their
-    /// bound: the largest predicted ones first, one request per idle slot at most (each answer
+    /// bound: the largest predicted ones first, one request per 32 idle slots (each answer
     /// brings many pieces), none twice.
     fn ask_back(&mut self) -> Vec<Command> {
-        let idle: Vec<&Worker> = self
-            .workers
-            .values()
-            .filter(|w| w.outstanding.len() < w.slots)
-            .collect();
-        if idle.is_empty() || self.config.hand_back_after == u64::MAX {
+        if self.free.is_empty() || self.config.hand_back_after == u64::MAX {
             return Vec::new();
         }
+        let idle: Vec<&Worker> = self
+            .free
+            .iter()
+            .filter_map(|(_, id)| self.workers.get(id))
+            .collect();
         let idle_slots: usize = idle.iter().map(|w| w.slots - w.outstanding.len()).sum();
+        let wanted = idle_slots
+            .div_ceil(32)
+            .saturating_sub(self.asked_out)
+            .max(usize::from(self.asked_out == 0));
+        if self.asked_out >= idle_slots || wanted == 0 {
+            return Vec::new();
+        }
+        let mut searchable: HashMap<JobId, bool> = HashMap::new();
         let mut asked = 0usize;
         let mut candidates: Vec<(f64, JobId, UnitId, WorkerId)> = Vec::new();
-        for job in self.jobs.values() {
-            let shape = job.spec.root.shape();
-            let someone_can = idle
-                .iter()
-                .any(|w| w.capabilities.can_search(job.spec.heuristic, shape));
-            for (tid, task) in job.tasks.iter().enumerate() {
+        for (&wid, w) in &self.workers {
+            for &(job_id, epoch, tid) in &w.outstanding {
+                let Some(job) = self.jobs.get(&job_id) else {
+                    continue;
+                };
+                if epoch != job.epoch {
+                    continue;
+                }
+                let Some(task) = job.tasks.get(tid as usize) else {
+                    continue;
+                };
                 match task.state {
                     TaskState::Running {
                         asked_back: true, ..
                     } => asked += 1,
-                    TaskState::Running { worker, .. } if someone_can => {
-                        candidates.push((task.predicted, job.spec.id, tid as UnitId, worker))
+                    TaskState::Running { .. } => {
+                        let can = *searchable.entry(job_id).or_insert_with(|| {
+                            let shape = job.spec.root.shape();
+                            idle.iter()
+                                .any(|w| w.capabilities.can_search(job.spec.heuristic, shape))
+                        });
+                        if can {
+                            candidates.push((task.predicted, job_id, tid, wid));
+                        }
                     }
                     _ => {}
                 }
             }
         }
-        if asked >= idle_slots || candidates.is_empty() {
-            return Vec::new();
-        }
+        debug_assert_eq!(asked, self.asked_out);
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let wanted = idle_slots
-            .div_ceil(32)
-            .saturating_sub(asked)
-            .max(usize::from(asked == 0));
         let mut commands = Vec::new();
         for &(_, job_id, tid, worker) in candidates.iter().take(wanted) {
             let Some(job) = self.jobs.get_mut(&job_id) else {
@@ -1250,6 +1359,7 @@ impl Scheduler {
                 asked_back: true,
             };
             job.stats.yields += 1;
+            self.asked_out += 1;
             commands.push(Command::Yield {
                 worker,
                 job: job_id,

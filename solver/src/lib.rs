@@ -46,6 +46,7 @@ mod moves;
 mod pdb;
 mod search;
 mod shape;
+mod trace;
 
 pub use board::{Board, IllegalMove, ParseError, Verification};
 pub use exact::{EXACT_MAX_CELLS, ExactDistance};
@@ -62,3 +63,4 @@ pub use search::{
     WorkUnit,
 };
 pub use shape::{MAX_CELLS, Shape, ShapeError};
+pub use trace::{BoundTrace, DFS_ORDER, Trace, TraceEntry, TraceError, dfs_rank};

@@ -241,3 +241,65 @@ fn a_hand_back_request_stops_the_search_with_its_rest() {
     }
     assert_eq!(report.expanded + rest, nodes + 1);
 }
+
+#[test]
+fn a_trace_adds_up_to_the_serial_search_and_reads_back() {
+    let goal = Goal::blank_first(shape(4, 4));
+    let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
+    let inst = read_instances(KORF100)
+        .into_iter()
+        .find(|i| i.id == 12)
+        .unwrap();
+    let report = solver.solve(&inst.board, &Limits::default()).unwrap();
+    let SearchOutcome::Solved(path) = report.outcome else {
+        panic!()
+    };
+    let iterations = &report.stats.iterations;
+    let mut bounds = Vec::new();
+    for (i, it) in iterations.iter().enumerate() {
+        let traced = solver.trace_bound(&inst.board, it.bound, 5).unwrap();
+        // The entries are in depth-first order, at the depth asked for.
+        let keys: Vec<Vec<u8>> = traced
+            .entries
+            .iter()
+            .map(|e| {
+                e.prefix
+                    .iter()
+                    .map(|&m| npuzzle_solver::dfs_rank(m))
+                    .collect()
+            })
+            .collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        assert!(traced.entries.iter().all(|e| e.prefix.len() == 5));
+        if i + 1 < iterations.len() {
+            // A bound searched to its end: every node of the serial iteration, once.
+            assert_eq!(traced.total(), it.expanded, "bound {}", it.bound);
+            assert_eq!(traced.found, None);
+        } else {
+            // The last one up to the path: what serial IDA* expanded before finding it.
+            let found = traced.found.expect("the last bound holds the path");
+            assert!(path.starts_with(&traced.entries[found].prefix));
+            let upto: u64 = traced.entries[..=found].iter().map(|e| e.nodes).sum();
+            assert!(upto + traced.internal >= it.expanded);
+            assert!(upto <= it.expanded);
+        }
+        bounds.push(traced);
+    }
+    let trace = npuzzle_solver::Trace {
+        board: inst.board,
+        goal,
+        heuristic: "lc".into(),
+        rate: 3e7,
+        path,
+        bounds,
+    };
+    let text = trace.to_text();
+    assert_eq!(npuzzle_solver::Trace::from_text(&text).unwrap(), trace);
+    let two = format!("{text}{text}");
+    assert_eq!(
+        npuzzle_solver::Trace::parse_all(&two).unwrap(),
+        vec![trace.clone(), trace]
+    );
+    let broken = text.replace("bound ", "bund ");
+    assert!(npuzzle_solver::Trace::from_text(&broken).is_err());
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Scaling by simulation (issue 10): recorded traces (data/traces/) through the real scheduler with
+# simulated workers, 1 to 1024 slots; tables in docs/benchmarks/sim-*.txt, the plot in
+# docs/sim-scaling.png. Record the traces again with RECORD=1 (needs the 5x5 6-6-6-6 and 4x4 7-8
+# tables in $NPUZZLE_PDB_DIR: `npuzzle pdb build`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-docs/benchmarks}
+mkdir -p "$OUT" data/traces
+cargo build --release -p npuzzle-client
+BIN=target/release/npuzzle
+
+if [[ "${RECORD:-0}" == 1 ]]; then
+  $BIN trace data/korf24_50.txt --goal blank-first --heuristic pdb --ids 40 --depth 10 --out data/traces/korf24-40.trace
+  $BIN trace data/korf24_50.txt --goal blank-first --heuristic pdb --ids 25 --depth 10 --out data/traces/korf24-25.trace
+  $BIN trace data/korf100.txt --goal blank-first --heuristic pdb --depth 5 --out data/traces/korf100-7-8.trace
+fi
+
+for t in korf24-40 korf24-25; do
+  $BIN simulate data/traces/$t.trace | tee "$OUT/sim-$t.txt"
+  $BIN simulate data/traces/$t.trace --json > "$OUT/sim-$t.jsonl"
+done
+# Korf's 100 as a batch, 4 boards in flight per slot's worth (a client with many requests out).
+$BIN simulate data/traces/korf100-7-8.trace --slots 1,2,4,8,16,32,64 --jobs-in-flight 128 \
+  | tee "$OUT/sim-korf100.txt"
+$BIN simulate data/traces/korf100-7-8.trace --slots 1,2,4,8,16,32,64 --jobs-in-flight 128 --json \
+  > "$OUT/sim-korf100.jsonl"
+
+# The plot: matplotlib in a virtual environment of its own.
+if [[ ! -x target/plot-venv/bin/python ]]; then
+  python3 -m venv target/plot-venv
+  target/plot-venv/bin/pip install --quiet matplotlib
+fi
+target/plot-venv/bin/python bench/plot_sim.py docs/sim-scaling.png \
+  "24-puzzle #25 (81 moves)=$OUT/sim-korf24-25.jsonl" \
+  "24-puzzle #40 (82 moves)=$OUT/sim-korf24-40.jsonl" \
+  "Korf's 100, 7-8 tables, batch=$OUT/sim-korf100.jsonl"

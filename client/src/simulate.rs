@@ -1,0 +1,179 @@
+//! `npuzzle trace` and `npuzzle simulate`: record what real searches cost, subtree by subtree,
+//! then replay them through the real scheduler with simulated workers (see
+//! [`npuzzle_coordinator::sim`]) to predict how the cluster scales past this machine.
+
+use std::io::{self, Write};
+use std::time::Instant;
+
+use npuzzle_coordinator::sim::{SimConfig, SimReport, serial_nodes, simulate};
+use npuzzle_solver::{Limits, SearchOutcome, Solver, Trace};
+use serde::Serialize;
+
+use crate::bench::Instance;
+
+/// Records a trace of each instance: a timed serial search (for the path, the bounds and the
+/// node rate), then each bound again, subtree by subtree at `depth`. Progress goes to `log`.
+pub fn record<W: Write>(
+    instances: &[Instance],
+    solver: &Solver,
+    heuristic: &str,
+    depth: u32,
+    mut log: W,
+) -> io::Result<Vec<(usize, Trace)>> {
+    let mut out = Vec::with_capacity(instances.len());
+    for inst in instances {
+        let started = Instant::now();
+        let report = solver
+            .solve(&inst.board, &Limits::default())
+            .map_err(io::Error::other)?;
+        let secs = started.elapsed().as_secs_f64();
+        let SearchOutcome::Solved(path) = report.outcome else {
+            return Err(io::Error::other(format!(
+                "instance {}: the search ended {:?}",
+                inst.id, report.outcome
+            )));
+        };
+        let mut bounds = Vec::with_capacity(report.stats.iterations.len());
+        for it in &report.stats.iterations {
+            let traced = solver
+                .trace_bound(&inst.board, it.bound, depth)
+                .map_err(io::Error::other)?;
+            bounds.push(traced);
+        }
+        let trace = Trace {
+            board: inst.board,
+            goal: *solver.goal(),
+            heuristic: heuristic.to_string(),
+            rate: report.stats.expanded as f64 / secs.max(1e-9),
+            path,
+            bounds,
+        };
+        writeln!(
+            log,
+            "instance {}: {} moves, {} bounds, {} nodes serial ({:.2} s, {:.1} M nodes/s), {} subtrees traced",
+            inst.id,
+            trace.path.len(),
+            trace.bounds.len(),
+            report.stats.expanded,
+            secs,
+            trace.rate / 1e6,
+            trace.bounds.iter().map(|b| b.entries.len()).sum::<usize>()
+        )?;
+        out.push((inst.id, trace));
+    }
+    Ok(out)
+}
+
+/// One row of the scaling table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub slots: usize,
+    pub makespan_s: f64,
+    pub serial_s: f64,
+    pub speedup: f64,
+    pub efficiency: f64,
+    /// Nodes searched / serial nodes.
+    pub overhead: f64,
+    pub assignments: u64,
+    pub yields: u64,
+    pub events: u64,
+    /// Scheduler events handled per second of its own (real) time.
+    pub scheduler_events_per_s: f64,
+    /// Events per virtual second this cluster sent the scheduler.
+    pub demanded_events_per_s: f64,
+    pub wrong: usize,
+}
+
+impl Row {
+    fn from(report: &SimReport) -> Row {
+        Row {
+            slots: report.slots,
+            makespan_s: report.makespan,
+            serial_s: report.serial_secs,
+            speedup: report.speedup(),
+            efficiency: report.efficiency(),
+            overhead: report.nodes as f64 / report.serial_nodes.max(1) as f64,
+            assignments: report.assignments,
+            yields: report.yields,
+            events: report.events,
+            scheduler_events_per_s: report.events_per_sec(),
+            demanded_events_per_s: report.demanded_events_per_sec(),
+            wrong: report.wrong,
+        }
+    }
+}
+
+/// Simulates `traces` on each slot count and writes the table (or JSON lines).
+pub fn table<W: Write>(
+    traces: &[Trace],
+    slot_counts: &[usize],
+    config: &SimConfig,
+    json: bool,
+    mut out: W,
+) -> io::Result<Vec<Row>> {
+    let serial: u64 = traces.iter().map(serial_nodes).sum();
+    if !json {
+        writeln!(
+            out,
+            "{} trace(s), {} serial nodes; latency {:.3} ms one way, {} slot(s) per worker, {} job(s) in flight",
+            traces.len(),
+            serial,
+            config.latency.as_secs_f64() * 1e3,
+            config.slots_per_worker,
+            config.jobs_in_flight
+        )?;
+        writeln!(
+            out,
+            "{:>6} {:>11} {:>9} {:>8} {:>6} {:>8} {:>9} {:>8} {:>9} {:>12} {:>12}",
+            "slots",
+            "makespan_s",
+            "speedup",
+            "effic",
+            "overhd",
+            "assigned",
+            "yields",
+            "events",
+            "sched_s",
+            "sched_ev/s",
+            "demand_ev/s"
+        )?;
+    }
+    let mut rows = Vec::new();
+    for &slots in slot_counts {
+        let report = simulate(
+            traces,
+            &SimConfig {
+                slots,
+                ..config.clone()
+            },
+        );
+        let row = Row::from(&report);
+        if json {
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&row).map_err(io::Error::other)?
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{:>6} {:>11.4} {:>9.2} {:>8.3} {:>6.3} {:>8} {:>9} {:>8} {:>9.4} {:>12.0} {:>12.0}{}",
+                row.slots,
+                row.makespan_s,
+                row.speedup,
+                row.efficiency,
+                row.overhead,
+                row.assignments,
+                row.yields,
+                row.events,
+                report.scheduler_secs,
+                row.scheduler_events_per_s,
+                row.demanded_events_per_s,
+                if row.wrong > 0 { "  WRONG" } else { "" }
+            )?;
+        }
+        out.flush()?;
+        rows.push(row);
+    }
+    Ok(rows)
+}

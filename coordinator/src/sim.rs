@@ -1,0 +1,731 @@
+//! A deterministic discrete-event simulation of a cluster: the real [`Scheduler`] with simulated
+//! workers whose searches cost what recorded [traces](npuzzle_solver::Trace) say.
+//!
+//! Time is virtual. A slot searches [`SimConfig::rate`] nodes per second (by default the rate
+//! the trace was recorded at); every message between the coordinator and a worker takes
+//! [`SimConfig::latency`]; the coordinator itself takes no virtual time, and the real time it
+//! spends in the scheduler is measured and reported ([`SimReport::scheduler_secs`]), so that how
+//! many events per second one coordinator handles, against how many a cluster of a given size
+//! sends it, says how many slots it can feed.
+//!
+//! A simulated worker asked to search a task (a unit or a piece, under a bound) adds up the
+//! traced subtrees below the task's prefix, in depth-first order. Asked back after `n` nodes, it
+//! finishes the subtree it is in and hands back the siblings its depth-first walk had not
+//! reached, as the real worker does (at the trace's grain, not node by node). A task deeper than
+//! the trace's depth gets a share of its traced ancestor (one third per extra level). Nothing
+//! else is modelled: no failures, no heartbeats.
+//!
+//! ```
+//! # use npuzzle_coordinator::sim::{SimConfig, simulate};
+//! # fn demo(traces: &[npuzzle_solver::Trace]) {
+//! let report = simulate(traces, &SimConfig { slots: 64, ..SimConfig::default() });
+//! println!("speed-up {:.1} on 64 slots", report.speedup());
+//! # }
+//! ```
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use npuzzle_solver::{BoundTrace, HeuristicKind, Move, Solver, Trace, TraceEntry, dfs_rank};
+
+use crate::scheduler::{
+    Assignment, Capabilities, Command, HandedBack, JobId, JobSpec, Report, Scheduler,
+    SchedulerConfig, UnitResult, WorkerId,
+};
+
+/// The simulated cluster.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// Search threads in all.
+    pub slots: usize,
+    /// Search threads per worker.
+    pub slots_per_worker: usize,
+    /// One way, between the coordinator and any worker or client.
+    pub latency: Duration,
+    /// Nodes per second per slot (`None`: each trace's recorded rate).
+    pub rate: Option<f64>,
+    /// Jobs a client keeps in flight (the traces are its batch, sent in order).
+    pub jobs_in_flight: usize,
+    pub scheduler: SchedulerConfig,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            slots: 2,
+            slots_per_worker: 1,
+            latency: Duration::from_micros(100),
+            rate: None,
+            jobs_in_flight: 1,
+            scheduler: SchedulerConfig::default(),
+        }
+    }
+}
+
+/// What a simulation gave.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SimReport {
+    pub slots: usize,
+    /// Virtual seconds from the first request to the last answer.
+    pub makespan: f64,
+    /// Virtual seconds one slot needs for the serial searches of all the traces.
+    pub serial_secs: f64,
+    /// Nodes the simulated workers searched for answered jobs, and what serial IDA* expands.
+    pub nodes: u64,
+    pub serial_nodes: u64,
+    /// Calls into the scheduler, and the real seconds they took.
+    pub events: u64,
+    pub scheduler_secs: f64,
+    pub assignments: u64,
+    pub yields: u64,
+    pub splits: u64,
+    /// Answers whose length is not the trace's.
+    pub wrong: usize,
+}
+
+impl SimReport {
+    pub fn speedup(&self) -> f64 {
+        self.serial_secs / self.makespan
+    }
+
+    pub fn efficiency(&self) -> f64 {
+        self.speedup() / self.slots as f64
+    }
+
+    /// Scheduler events per real second of its own time.
+    pub fn events_per_sec(&self) -> f64 {
+        self.events as f64 / self.scheduler_secs.max(1e-12)
+    }
+
+    /// Scheduler events this cluster sent per virtual second.
+    pub fn demanded_events_per_sec(&self) -> f64 {
+        self.events as f64 / self.makespan.max(1e-12)
+    }
+}
+
+/// Nodes serial IDA* expands for `trace`: every bound before the last, and the last one up to
+/// its path.
+pub fn serial_nodes(trace: &Trace) -> u64 {
+    let Some((last, before)) = trace.bounds.split_last() else {
+        return 0;
+    };
+    let upto = last.found.map_or(last.entries.len(), |i| i + 1);
+    before.iter().map(BoundTrace::total).sum::<u64>()
+        + last.internal
+        + last.entries[..upto].iter().map(|e| e.nodes).sum::<u64>()
+}
+
+fn ranks(moves: &[Move]) -> Vec<u8> {
+    moves.iter().map(|&m| dfs_rank(m)).collect()
+}
+
+/// One job's trace, indexed for the simulated workers.
+struct JobTrace {
+    trace: Trace,
+    /// Per bound: the entries' prefixes as ranks, for range searches in depth-first order.
+    keys: Vec<Vec<Vec<u8>>>,
+}
+
+/// How a simulated search of one task goes.
+struct Outcome {
+    /// Nodes until it reports.
+    cost: u64,
+    report: Report,
+    iterations: Vec<(u32, u64)>,
+}
+
+impl JobTrace {
+    fn new(trace: Trace) -> JobTrace {
+        let keys = trace
+            .bounds
+            .iter()
+            .map(|b| b.entries.iter().map(|e| ranks(&e.prefix)).collect())
+            .collect();
+        JobTrace { trace, keys }
+    }
+
+    fn bound_index(&self, bound: u32) -> Option<usize> {
+        self.trace.bounds.iter().position(|b| b.bound == bound)
+    }
+
+    fn next_bound_after(&self, bound: u32) -> u32 {
+        self.trace
+            .bounds
+            .iter()
+            .map(|b| b.bound)
+            .find(|&b| b > bound)
+            .unwrap_or(bound + 2)
+    }
+
+    /// The entries below `prefix` in bound `bi`, and the share of each a task at `prefix` gets
+    /// (below 1 when the prefix is deeper than the trace).
+    fn range(&self, bi: usize, prefix: &[Move]) -> (std::ops::Range<usize>, f64) {
+        let keys = &self.keys[bi];
+        let depth = self.trace.bounds[bi].depth as usize;
+        let (key, share) = if prefix.len() > depth {
+            (
+                ranks(&prefix[..depth]),
+                (1.0f64 / 3.0).powi((prefix.len() - depth) as i32),
+            )
+        } else {
+            (ranks(prefix), 1.0)
+        };
+        let start = keys.partition_point(|k| k.as_slice() < key.as_slice());
+        let end = start + keys[start..].partition_point(|k| k.starts_with(&key));
+        (start..end, share)
+    }
+
+    /// Task `prefix` under bound index `bi`, stopping once `stop_at` nodes are searched: its
+    /// nodes and what it reports.
+    fn search_bound(&self, bi: usize, prefix: &[Move], stop_at: u64) -> (u64, Report) {
+        let b = &self.trace.bounds[bi];
+        let (range, share) = self.range(bi, prefix);
+        let mut nodes = 0u64;
+        for i in range.clone() {
+            let entry_nodes = ((b.entries[i].nodes as f64) * share).ceil() as u64;
+            nodes += entry_nodes;
+            if b.found == Some(i) && self.trace.path.starts_with(prefix) {
+                return (
+                    nodes,
+                    Report::Found(self.trace.path[prefix.len()..].to_vec()),
+                );
+            }
+            if nodes >= stop_at && i + 1 < range.end {
+                let pieces = self.pieces(bi, prefix, &b.entries[i], i + 1..range.end);
+                return (
+                    nodes,
+                    Report::Split {
+                        bound: b.bound,
+                        next_bound: u32::MAX,
+                        pieces,
+                    },
+                );
+            }
+        }
+        (
+            nodes.max(1),
+            Report::Exhausted {
+                next_bound: self.next_bound_after(b.bound),
+            },
+        )
+    }
+
+    /// What a depth-first walk below `prefix` that just finished `stopped` has not reached: the
+    /// siblings after each move of `stopped` (below `prefix`) that hold entries in `rest`.
+    fn pieces(
+        &self,
+        bi: usize,
+        prefix: &[Move],
+        stopped: &TraceEntry,
+        rest: std::ops::Range<usize>,
+    ) -> Vec<HandedBack> {
+        let b = &self.trace.bounds[bi];
+        let mut pieces: Vec<(Vec<Move>, u64)> = Vec::new();
+        let from = prefix.len().min(stopped.prefix.len());
+        // The remaining entries, grouped by the shallowest level where they leave the stopped
+        // entry's path: each group is one sibling subtree.
+        for i in rest {
+            let e = &b.entries[i].prefix;
+            let split = e
+                .iter()
+                .zip(&stopped.prefix)
+                .position(|(a, b)| a != b)
+                .unwrap_or(e.len().min(stopped.prefix.len()));
+            let root = &e[..(split + 1).min(e.len())];
+            match pieces.last_mut() {
+                Some((p, n)) if p.as_slice() == root => *n += b.entries[i].nodes,
+                _ => pieces.push((root.to_vec(), b.entries[i].nodes)),
+            }
+        }
+        // f from each piece's traced size: a subtree grows about 4 times per 2 of slack.
+        let smallest = pieces.iter().map(|p| p.1).min().unwrap_or(1).max(1) as f64;
+        pieces
+            .into_iter()
+            .map(|(p, n)| {
+                let slack = (2.0 * (n.max(1) as f64 / smallest).ln() / 4f64.ln()).round() as u32;
+                HandedBack {
+                    moves: p[from..].to_vec(),
+                    f: b.bound.saturating_sub(slack),
+                }
+            })
+            .collect()
+    }
+
+    /// A task's simulated search: one bound, or (`iterate`) bound after bound from `bound`.
+    fn search(&self, a: &Assignment, stop_at: u64) -> Outcome {
+        let prefix = &a.work.prefix;
+        if !a.iterate {
+            let Some(bi) = self.bound_index(a.bound) else {
+                // Below the worker's own value at the unit's root: pruned at once.
+                return Outcome {
+                    cost: 1,
+                    report: Report::Exhausted {
+                        next_bound: self.next_bound_after(a.bound),
+                    },
+                    iterations: Vec::new(),
+                };
+            };
+            let (cost, report) = self.search_bound(bi, prefix, stop_at);
+            return Outcome {
+                cost,
+                report,
+                iterations: Vec::new(),
+            };
+        }
+        let mut spent = 0u64;
+        let mut iterations = Vec::new();
+        for (bi, b) in self.trace.bounds.iter().enumerate() {
+            if b.bound < a.bound {
+                continue;
+            }
+            let (nodes, report) = self.search_bound(bi, prefix, stop_at.saturating_sub(spent));
+            spent += nodes + b.internal;
+            iterations.push((b.bound, nodes + b.internal));
+            match report {
+                Report::Exhausted { .. } if spent < stop_at => continue,
+                Report::Exhausted { .. } => {
+                    // Stopped just as the bound ended: the next bound's root is the one piece.
+                    let next = self.next_bound_after(b.bound);
+                    return Outcome {
+                        cost: spent,
+                        report: Report::Split {
+                            bound: next,
+                            next_bound: u32::MAX,
+                            pieces: vec![HandedBack {
+                                moves: Vec::new(),
+                                f: next,
+                            }],
+                        },
+                        iterations: {
+                            iterations.push((next, 0));
+                            iterations
+                        },
+                    };
+                }
+                report => {
+                    return Outcome {
+                        cost: spent,
+                        report,
+                        iterations,
+                    };
+                }
+            }
+        }
+        Outcome {
+            cost: spent.max(1),
+            report: Report::Failed("the trace ends before a path".into()),
+            iterations,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct TaskKey {
+    job: JobId,
+    epoch: u32,
+    unit: u32,
+}
+
+enum Event {
+    /// An assignment reaches its worker.
+    Start {
+        worker: WorkerId,
+        assignment: Assignment,
+    },
+    /// A running task stops (if `generation` is still its own).
+    End { key: TaskKey, generation: u64 },
+    /// A yield reaches the worker.
+    Yield { key: TaskKey, after_nodes: u64 },
+    /// A cancel reaches the worker.
+    Cancel { worker: WorkerId, job: JobId },
+    /// A result reaches the coordinator.
+    Result {
+        worker: WorkerId,
+        result: UnitResult,
+    },
+    /// A client's request reaches the coordinator.
+    Submit { index: usize },
+}
+
+struct Scheduled {
+    at: f64,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == CmpOrdering::Equal
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scheduled {
+    // The earliest first from a max-heap; ties in the order scheduled.
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        other.at.total_cmp(&self.at).then(other.seq.cmp(&self.seq))
+    }
+}
+
+struct Running {
+    worker: WorkerId,
+    assignment: Assignment,
+    started: f64,
+    generation: u64,
+    outcome: Outcome,
+}
+
+struct Sim<'a> {
+    config: &'a SimConfig,
+    jobs: Vec<JobTrace>,
+    solvers: HashMap<npuzzle_solver::Goal, Arc<Solver>>,
+    scheduler: Scheduler,
+    epoch: Instant,
+    queue: BinaryHeap<Scheduled>,
+    seq: u64,
+    now: f64,
+    running: HashMap<TaskKey, Running>,
+    generation: u64,
+    report: SimReport,
+    next_job: usize,
+    answered: usize,
+    last_answer: f64,
+    /// Job id → trace index.
+    job_trace: HashMap<JobId, usize>,
+}
+
+impl Sim<'_> {
+    fn at(&mut self, delay: f64, event: Event) {
+        self.seq += 1;
+        self.queue.push(Scheduled {
+            at: self.now + delay,
+            seq: self.seq,
+            event,
+        });
+    }
+
+    fn rate(&self, job: JobId) -> f64 {
+        self.config
+            .rate
+            .unwrap_or(self.jobs[self.job_trace[&job]].trace.rate)
+            .max(1.0)
+    }
+
+    fn instant(&self) -> Instant {
+        self.epoch + Duration::from_secs_f64(self.now)
+    }
+
+    /// Calls into the scheduler, timing it, and carries out what it says.
+    fn scheduler_call(&mut self, call: impl FnOnce(&mut Scheduler, Instant) -> Vec<Command>) {
+        let now = self.instant();
+        let started = Instant::now();
+        let commands = call(&mut self.scheduler, now);
+        self.report.scheduler_secs += started.elapsed().as_secs_f64();
+        self.report.events += 1;
+        let latency = self.config.latency.as_secs_f64();
+        for command in commands {
+            match command {
+                Command::Assign { worker, assignment } => {
+                    self.report.assignments += 1;
+                    self.at(latency, Event::Start { worker, assignment });
+                }
+                Command::Yield {
+                    job,
+                    epoch,
+                    unit,
+                    after_nodes,
+                    ..
+                } => {
+                    self.report.yields += 1;
+                    let key = TaskKey { job, epoch, unit };
+                    self.at(latency, Event::Yield { key, after_nodes });
+                }
+                Command::Cancel { worker, job } => self.at(latency, Event::Cancel { worker, job }),
+                Command::Finish {
+                    job,
+                    outcome,
+                    stats,
+                } => {
+                    let index = self.job_trace[&job];
+                    let trace = &self.jobs[index].trace;
+                    match outcome {
+                        crate::scheduler::JobOutcome::Solved { path }
+                            if path.len() == trace.path.len() => {}
+                        _ => self.report.wrong += 1,
+                    }
+                    self.report.nodes += stats.nodes;
+                    self.report.splits += stats.splits as u64;
+                    self.answered += 1;
+                    // The answer reaches the client, who sends its next board.
+                    self.last_answer = self.now + latency;
+                    if self.next_job < self.jobs.len() {
+                        let next = self.next_job;
+                        self.next_job += 1;
+                        self.at(2.0 * latency, Event::Submit { index: next });
+                    }
+                }
+                Command::Progress { .. } | Command::Disconnect { .. } => {}
+            }
+        }
+    }
+
+    fn start(&mut self, worker: WorkerId, assignment: Assignment) {
+        let key = TaskKey {
+            job: assignment.job,
+            epoch: assignment.epoch,
+            unit: assignment.unit,
+        };
+        let outcome = self.jobs[self.job_trace[&assignment.job]].search(&assignment, u64::MAX);
+        self.generation += 1;
+        let duration = outcome.cost as f64 / self.rate(assignment.job);
+        let generation = self.generation;
+        self.running.insert(
+            key,
+            Running {
+                worker,
+                assignment,
+                started: self.now,
+                generation,
+                outcome,
+            },
+        );
+        self.at(duration, Event::End { key, generation });
+    }
+
+    fn end(&mut self, key: TaskKey) {
+        let Some(r) = self.running.remove(&key) else {
+            return;
+        };
+        let result = UnitResult {
+            job: key.job,
+            epoch: key.epoch,
+            unit: key.unit,
+            report: r.outcome.report,
+            expanded: r.outcome.cost,
+            iterations: r.outcome.iterations,
+        };
+        self.at(
+            self.config.latency.as_secs_f64(),
+            Event::Result {
+                worker: r.worker,
+                result,
+            },
+        );
+    }
+
+    fn yield_task(&mut self, key: TaskKey, after_nodes: u64) {
+        let rate = self.rate(key.job);
+        let Some(r) = self.running.get(&key) else {
+            return;
+        };
+        let progress = ((self.now - r.started) * rate) as u64;
+        let stop_at = progress.max(after_nodes);
+        if stop_at >= r.outcome.cost {
+            return;
+        }
+        let outcome = self.jobs[self.job_trace[&key.job]].search(&r.assignment, stop_at);
+        self.generation += 1;
+        let generation = self.generation;
+        let ends = r.started + outcome.cost as f64 / rate;
+        if let Some(r) = self.running.get_mut(&key) {
+            r.outcome = outcome;
+            r.generation = generation;
+        }
+        self.at((ends - self.now).max(0.0), Event::End { key, generation });
+    }
+
+    fn cancel(&mut self, worker: WorkerId, job: JobId) {
+        let rate = self.rate(job);
+        let keys: Vec<TaskKey> = self
+            .running
+            .iter()
+            .filter(|(k, r)| k.job == job && r.worker == worker)
+            .map(|(&k, _)| k)
+            .collect();
+        for key in keys {
+            if let Some(r) = self.running.get_mut(&key) {
+                let progress = ((self.now - r.started) * rate) as u64;
+                r.outcome = Outcome {
+                    cost: progress.min(r.outcome.cost),
+                    report: Report::Cancelled,
+                    iterations: Vec::new(),
+                };
+            }
+            self.end(key);
+        }
+    }
+
+    fn submit(&mut self, index: usize) {
+        let job = index as JobId + 1;
+        self.job_trace.insert(job, index);
+        let trace = &self.jobs[index].trace;
+        let goal = trace.goal;
+        let root = trace.board;
+        let solver = Arc::clone(self.solvers.entry(goal).or_insert_with(|| {
+            Arc::new(
+                Solver::new(goal, HeuristicKind::best_for(goal.shape()))
+                    .unwrap_or_else(|_| unreachable!("best_for supports its shape")),
+            )
+        }));
+        let spec = JobSpec::whole(job, goal, HeuristicKind::Pdb, solver, root);
+        self.scheduler_call(|s, _| s.submit(spec));
+    }
+}
+
+/// Runs the traces as a client's batch (in order, [`SimConfig::jobs_in_flight`] at a time)
+/// through the real scheduler with simulated workers.
+pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
+    let jobs: Vec<JobTrace> = traces.iter().cloned().map(JobTrace::new).collect();
+    let serial_secs = traces
+        .iter()
+        .map(|t| serial_nodes(t) as f64 / config.rate.unwrap_or(t.rate).max(1.0))
+        .sum();
+    let mut sim = Sim {
+        config,
+        jobs,
+        solvers: HashMap::new(),
+        scheduler: Scheduler::new(config.scheduler.clone()),
+        epoch: Instant::now(),
+        queue: BinaryHeap::new(),
+        seq: 0,
+        now: 0.0,
+        running: HashMap::new(),
+        generation: 0,
+        report: SimReport {
+            slots: config.slots,
+            serial_secs,
+            serial_nodes: traces.iter().map(serial_nodes).sum(),
+            ..SimReport::default()
+        },
+        next_job: 0,
+        answered: 0,
+        last_answer: 0.0,
+        job_trace: HashMap::new(),
+    };
+    let shapes: BTreeSet<npuzzle_solver::Shape> = traces.iter().map(|t| t.board.shape()).collect();
+    let per_worker = config.slots_per_worker.max(1);
+    let workers = config.slots.max(1).div_ceil(per_worker);
+    for w in 0..workers {
+        let slots = per_worker.min(config.slots.max(1) - w * per_worker);
+        let capabilities = Capabilities {
+            pdb_shapes: shapes.clone(),
+        };
+        sim.scheduler_call(|s, now| s.add_worker(w as WorkerId + 1, slots, capabilities, now));
+    }
+    let first = config.jobs_in_flight.max(1).min(sim.jobs.len());
+    sim.next_job = first;
+    let latency = config.latency.as_secs_f64();
+    for index in 0..first {
+        sim.at(latency, Event::Submit { index });
+    }
+    while let Some(Scheduled { at, event, .. }) = sim.queue.pop() {
+        sim.now = at;
+        match event {
+            Event::Submit { index } => sim.submit(index),
+            Event::Start { worker, assignment } => sim.start(worker, assignment),
+            Event::End { key, generation } => {
+                if sim
+                    .running
+                    .get(&key)
+                    .is_some_and(|r| r.generation == generation)
+                {
+                    sim.end(key);
+                }
+            }
+            Event::Yield { key, after_nodes } => sim.yield_task(key, after_nodes),
+            Event::Cancel { worker, job } => sim.cancel(worker, job),
+            Event::Result { worker, result } => {
+                sim.scheduler_call(|s, now| s.on_result(worker, result, now))
+            }
+        }
+    }
+    sim.report.wrong += sim.jobs.len() - sim.answered;
+    sim.report.makespan = sim.last_answer;
+    sim.report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npuzzle_solver::{Goal, Limits, SearchOutcome, Shape};
+
+    /// A trace of Korf's #12 with linear conflict, recorded here.
+    fn korf12() -> Trace {
+        let goal = Goal::blank_first(Shape::new(4, 4).unwrap());
+        let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
+        let board =
+            npuzzle_solver::Board::parse("14 1 9 6 4 8 12 5 7 2 3 0 10 11 13 15", None).unwrap();
+        let report = solver.solve(&board, &Limits::default()).unwrap();
+        let SearchOutcome::Solved(path) = report.outcome else {
+            panic!()
+        };
+        let bounds = report
+            .stats
+            .iterations
+            .iter()
+            .map(|i| solver.trace_bound(&board, i.bound, 6).unwrap())
+            .collect();
+        Trace {
+            board,
+            goal,
+            heuristic: "lc".into(),
+            rate: 1e7,
+            path,
+            bounds,
+        }
+    }
+
+    #[test]
+    fn one_slot_takes_the_serial_time_and_more_slots_less() {
+        let trace = korf12();
+        let serial = serial_nodes(&trace);
+        let one = simulate(
+            std::slice::from_ref(&trace),
+            &SimConfig {
+                slots: 1,
+                ..SimConfig::default()
+            },
+        );
+        assert_eq!(one.wrong, 0);
+        assert_eq!(
+            one.nodes, serial,
+            "one slot searches the job whole: {one:?}"
+        );
+        assert!(one.efficiency() > 0.95, "{one:?}");
+        let eight = simulate(
+            std::slice::from_ref(&trace),
+            &SimConfig {
+                slots: 8,
+                scheduler: SchedulerConfig {
+                    hand_back_after: 2_000,
+                    min_split_nodes: 1_000,
+                    ..SchedulerConfig::default()
+                },
+                ..SimConfig::default()
+            },
+        );
+        assert_eq!(eight.wrong, 0);
+        assert!(eight.yields > 0 && eight.speedup() > 1.5, "{eight:?}");
+    }
+
+    #[test]
+    fn the_same_run_gives_the_same_figures() {
+        let trace = korf12();
+        let config = SimConfig {
+            slots: 16,
+            ..SimConfig::default()
+        };
+        let a = simulate(std::slice::from_ref(&trace), &config);
+        let b = simulate(std::slice::from_ref(&trace), &config);
+        assert_eq!(
+            (a.makespan, a.nodes, a.assignments, a.yields),
+            (b.makespan, b.nodes, b.assignments, b.yields)
+        );
+    }
+}
