@@ -11,12 +11,15 @@ cargo build --release -p npuzzle-client
 BIN=target/release/npuzzle
 
 if [[ "${RECORD:-0}" == 1 ]]; then
-  $BIN trace data/korf24_50.txt --goal blank-first --heuristic pdb --ids 40 --depth 10 --out data/traces/korf24-40.trace
-  $BIN trace data/korf24_50.txt --goal blank-first --heuristic pdb --ids 25 --depth 10 --out data/traces/korf24-25.trace
+  # About 2 × the serial search per instance: #29 and #36 take some 6 minutes each here.
+  for id in 40 25 29 36; do
+    $BIN trace data/korf24_50.txt --goal blank-first --heuristic pdb --ids $id --depth 10 \
+      --out data/traces/korf24-$id.trace
+  done
   $BIN trace data/korf100.txt --goal blank-first --heuristic pdb --depth 5 --out data/traces/korf100-7-8.trace
 fi
 
-for t in korf24-40 korf24-25; do
+for t in korf24-29 korf24-36 korf24-25 korf24-40; do
   $BIN simulate data/traces/$t.trace | tee "$OUT/sim-$t.txt"
   $BIN simulate data/traces/$t.trace --json > "$OUT/sim-$t.jsonl"
 done
@@ -32,6 +35,8 @@ if [[ ! -x target/plot-venv/bin/python ]]; then
   target/plot-venv/bin/pip install --quiet matplotlib
 fi
 target/plot-venv/bin/python bench/plot_sim.py docs/sim-scaling.png \
-  "24-puzzle #25 (81 moves)=$OUT/sim-korf24-25.jsonl" \
-  "24-puzzle #40 (82 moves)=$OUT/sim-korf24-40.jsonl" \
-  "Korf's 100, 7-8 tables, batch=$OUT/sim-korf100.jsonl"
+  "24-puzzle #29 (88 moves, 182 s serial)=$OUT/sim-korf24-29.jsonl" \
+  "24-puzzle #36 (90 moves)=$OUT/sim-korf24-36.jsonl" \
+  "24-puzzle #25 (81 moves, 13 s)=$OUT/sim-korf24-25.jsonl" \
+  "24-puzzle #40 (82 moves, 2.4 s)=$OUT/sim-korf24-40.jsonl" \
+  "Korf's 100, 7-8 tables, as a batch=$OUT/sim-korf100.jsonl"

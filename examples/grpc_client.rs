@@ -35,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(url) => url,
         None => {
             let settings = npuzzle_client::engine::Settings::default();
-            embedded = npuzzle_client::remote::EmbeddedCluster::start(2, &settings).await?;
+            embedded = npuzzle_client::remote::EmbeddedCluster::start(2, &settings, None).await?;
             embedded.url.clone()
         }
     };

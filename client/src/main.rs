@@ -1,5 +1,6 @@
 //! `npuzzle`: solve sliding-tile puzzles optimally from the command line.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Write};
 use std::path::PathBuf;
@@ -622,13 +623,14 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 fn with_coordinator<T>(
     options: &BoardOptions,
     settings: &Settings,
+    shapes: Option<BTreeSet<Shape>>,
     work: impl AsyncFnOnce(remote::Coordinator) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     runtime()?.block_on(async {
         let (_embedded, url, security) = match &options.coordinator {
             Some(url) => (None, url.clone(), security(&options.token, &options.tls)?),
             None => {
-                let cluster = remote::EmbeddedCluster::start(cores(), settings).await?;
+                let cluster = remote::EmbeddedCluster::start(cores(), settings, shapes).await?;
                 let url = cluster.url.clone();
                 (Some(cluster), url, ClientSecurity::default())
             }
@@ -666,7 +668,10 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     let record = if args.options.serial {
         Engine::new(settings).solve_text(0, &args.board, None)
     } else {
-        with_coordinator(&args.options, &settings, async |mut client| {
+        let shape = npuzzle_solver::Board::parse(&args.board, settings.shape)
+            .ok()
+            .map(|b| BTreeSet::from([b.shape()]));
+        with_coordinator(&args.options, &settings, shape, async |mut client| {
             remote::solve(&mut client, 0, &args.board, None, &settings)
                 .await
                 .map_err(|s| anyhow::anyhow!("coordinator: {}", s.message()))
@@ -767,7 +772,12 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     let summary = if args.options.serial {
         batch::run(input, sink, &options)?
     } else {
-        with_coordinator(&args.options, &options.settings, async |client| {
+        // The embedded worker loads tables only for the shapes in a file (stdin: all of them).
+        let shapes = match (&args.options.coordinator, path) {
+            (None, Some(p)) => board_shapes(p, args.format, args.options.size),
+            _ => None,
+        };
+        with_coordinator(&args.options, &options.settings, shapes, async |client| {
             Ok(remote::batch(input, sink, client, &options).await?)
         })?
     };
@@ -785,6 +795,25 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The number of boards in a batch file, if it can be read.
+/// The shapes of the boards in the file at `path` (those that parse), or `None` if it cannot be
+/// read through.
+fn board_shapes(
+    path: &std::path::Path,
+    format: Format,
+    size: Option<Shape>,
+) -> Option<BTreeSet<Shape>> {
+    let file = File::open(path).ok()?;
+    let reader = npuzzle_client::input::Reader::new(BufReader::new(file), format);
+    let mut shapes = BTreeSet::new();
+    for item in reader {
+        let item = item.ok()?;
+        if let Ok(board) = npuzzle_solver::Board::parse(&item.text, item.shape.or(size)) {
+            shapes.insert(board.shape());
+        }
+    }
+    Some(shapes)
+}
+
 fn count_boards(path: &std::path::Path, format: Format) -> Option<u64> {
     let file = File::open(path).ok()?;
     let reader = npuzzle_client::input::Reader::new(BufReader::new(file), format);

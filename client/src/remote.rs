@@ -48,7 +48,14 @@ impl EmbeddedCluster {
     /// the coordinator knows which pattern databases it serves before the first request). The
     /// worker uses `threads` search threads and, when `settings` may use them (`auto` or `pdb`),
     /// the pattern databases in `settings.pdb_dir`.
-    pub async fn start(threads: usize, settings: &Settings) -> io::Result<EmbeddedCluster> {
+    ///
+    /// `shapes`, when known, are the board shapes the run will ask for: only their tables are
+    /// loaded (loading a shape's tables takes most of a second).
+    pub async fn start(
+        threads: usize,
+        settings: &Settings,
+        shapes: Option<std::collections::BTreeSet<Shape>>,
+    ) -> io::Result<EmbeddedCluster> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let shutdown = CancellationToken::new();
@@ -62,6 +69,7 @@ impl EmbeddedCluster {
         worker.threads = threads.max(1);
         worker.name = "embedded".into();
         worker.pdb_dir = settings.pdb_dir.clone();
+        worker.pdb_shapes = shapes;
         worker.load_pdbs = matches!(
             settings.heuristic,
             HeuristicChoice::Auto | HeuristicChoice::Use(npuzzle_solver::HeuristicKind::Pdb)

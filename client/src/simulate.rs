@@ -72,6 +72,8 @@ pub struct Row {
     pub serial_s: f64,
     pub speedup: f64,
     pub efficiency: f64,
+    /// Share of slot time spent searching.
+    pub utilization: f64,
     /// Nodes searched / serial nodes.
     pub overhead: f64,
     pub assignments: u64,
@@ -92,6 +94,7 @@ impl Row {
             serial_s: report.serial_secs,
             speedup: report.speedup(),
             efficiency: report.efficiency(),
+            utilization: report.utilization(),
             overhead: report.nodes as f64 / report.serial_nodes.max(1) as f64,
             assignments: report.assignments,
             yields: report.yields,
@@ -124,11 +127,12 @@ pub fn table<W: Write>(
         )?;
         writeln!(
             out,
-            "{:>6} {:>11} {:>9} {:>8} {:>6} {:>8} {:>9} {:>8} {:>9} {:>12} {:>12}",
+            "{:>6} {:>11} {:>9} {:>8} {:>6} {:>6} {:>8} {:>9} {:>8} {:>9} {:>12} {:>12}",
             "slots",
             "makespan_s",
             "speedup",
             "effic",
+            "busy",
             "overhd",
             "assigned",
             "yields",
@@ -157,11 +161,12 @@ pub fn table<W: Write>(
         } else {
             writeln!(
                 out,
-                "{:>6} {:>11.4} {:>9.2} {:>8.3} {:>6.3} {:>8} {:>9} {:>8} {:>9.4} {:>12.0} {:>12.0}{}",
+                "{:>6} {:>11.4} {:>9.2} {:>8.3} {:>6.3} {:>6.3} {:>8} {:>9} {:>8} {:>9.4} {:>12.0} {:>12.0}{}",
                 row.slots,
                 row.makespan_s,
                 row.speedup,
                 row.efficiency,
+                row.utilization,
                 row.overhead,
                 row.assignments,
                 row.yields,

@@ -74,6 +74,9 @@ pub struct SimReport {
     pub serial_secs: f64,
     /// Nodes the simulated workers searched for answered jobs, and what serial IDA* expands.
     pub nodes: u64,
+    /// Slot-seconds of search over all tasks, those still running when their job ended
+    /// included.
+    pub busy_secs: f64,
     pub serial_nodes: u64,
     /// Calls into the scheduler, and the real seconds they took.
     pub events: u64,
@@ -90,8 +93,16 @@ impl SimReport {
         self.serial_secs / self.makespan
     }
 
+    /// Speed-up per slot. Above 1 when the cut units skip duplicate states that serial IDA*
+    /// searches again (transpositions), or when the last bound finds the path sooner.
     pub fn efficiency(&self) -> f64 {
         self.speedup() / self.slots as f64
+    }
+
+    /// The share of slot time spent searching (anything, wasted or not): how well the scheduler
+    /// keeps the slots busy, whatever the search saves.
+    pub fn utilization(&self) -> f64 {
+        self.busy_secs / (self.slots as f64 * self.makespan).max(1e-12)
     }
 
     /// Scheduler events per real second of its own time.
@@ -502,6 +513,7 @@ impl Sim<'_> {
         let Some(r) = self.running.remove(&key) else {
             return;
         };
+        self.report.busy_secs += r.outcome.cost as f64 / self.rate(key.job);
         let result = UnitResult {
             job: key.job,
             epoch: key.epoch,

@@ -77,6 +77,9 @@ pub struct Config {
     /// Load the pattern databases present at start-up and serve `HEURISTIC_PDB` for their
     /// shapes (the default). Off, the worker starts at once and serves md, lc and exact only.
     pub load_pdbs: bool,
+    /// Load tables for these shapes only (`None`: every shape whose files are present). An
+    /// embedded worker that knows which boards it will see starts sooner.
+    pub pdb_shapes: Option<std::collections::BTreeSet<npuzzle_solver::Shape>>,
     /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint.
     pub metrics: Option<MetricsListener>,
 }
@@ -93,6 +96,7 @@ impl Config {
             max_backoff: Duration::from_secs(5),
             pdb_dir: None,
             load_pdbs: true,
+            pdb_shapes: None,
             metrics: None,
         }
     }
@@ -154,7 +158,9 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Erro
     }
     let tables = if config.load_pdbs {
         let store = TableStore::new(config.pdb_dir.clone());
-        let loading = tokio::task::spawn_blocking(move || ServedTables::load(&store));
+        let only = config.pdb_shapes.clone();
+        let loading =
+            tokio::task::spawn_blocking(move || ServedTables::load_only(&store, only.as_ref()));
         tokio::select! {
             _ = shutdown.cancelled() => return Ok(()),
             loaded = loading => loaded.unwrap_or_else(|e| {

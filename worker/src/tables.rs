@@ -209,12 +209,21 @@ impl ServedTables {
     /// is skipped with a warning that names the file, and the worker serves it with the other
     /// heuristics only.
     pub fn load(store: &TableStore) -> ServedTables {
+        ServedTables::load_only(store, None)
+    }
+
+    /// [`ServedTables::load`], for the shapes in `only` (all shapes when `None`).
+    pub fn load_only(
+        store: &TableStore,
+        only: Option<&std::collections::BTreeSet<Shape>>,
+    ) -> ServedTables {
         let mut by_shape = BTreeMap::new();
         // Every shape's tables load side by side.
         let started = std::time::Instant::now();
         let loaded: Vec<_> = std::thread::scope(|scope| {
             let handles: Vec<_> = table_shapes()
                 .into_iter()
+                .filter(|shape| only.is_none_or(|o| o.contains(shape)))
                 .map(|shape| scope.spawn(move || (shape, store.best_shared(shape))))
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
