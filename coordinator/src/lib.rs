@@ -3,10 +3,11 @@
 //! The coordinator of an npuzzle cluster. Clients call `npuzzle.v1.Solver`; workers join through
 //! `npuzzle.v1.Cluster`. For each request the coordinator validates (malformed →
 //! `INVALID_ARGUMENT`, unsolvable → an immediate answer), answers from its cache, joins an
-//! identical search already running, solves small problems itself, or cuts the search into many
-//! work units that workers search under a shared, rising f-bound. The first solution found under
-//! the current bound is optimal (every smaller bound was exhausted everywhere); it cancels the
-//! job on every worker at once and fills the cache.
+//! identical search already running, solves boards of at most 9 cells itself, or sends the search
+//! whole to one worker thread. A search still running when other threads would idle is cut into
+//! work units (keeping what was searched) that workers search under a shared, rising f-bound. The
+//! first solution found under the current bound is optimal (every smaller bound was exhausted
+//! everywhere); it cancels the job on every worker at once and fills the cache.
 //!
 //! # Layout
 //!

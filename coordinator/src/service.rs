@@ -1,9 +1,11 @@
 //! The gRPC services, thin adapters around the cache, the in-flight table and the cluster actor.
 //!
 //! A request is validated, answered from the cache if it can be, joined to an identical search
-//! already running, or given a new *flight*: a driver task that solves small problems itself
-//! (a serial probe with a node budget), and otherwise cuts the search into units and submits it
-//! to the scheduler. Every waiter on a flight watches its state; when the last waiter goes
+//! already running, or given a new *flight*: a driver task that solves boards of at most 9 cells
+//! itself (exact tables), submits anything larger to the scheduler as a whole job (it goes to one
+//! worker thread, and is cut only when other threads would idle), and, only while no connected
+//! worker can search it, runs a serial probe with a node budget and cuts what survives into units
+//! that wait for a worker. Every waiter on a flight watches its state; when the last waiter goes
 //! (answered, deadline, client gone), the job is cancelled.
 //!
 //! The heuristic is settled before a flight starts, from what connected workers hold (see

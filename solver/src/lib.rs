@@ -19,7 +19,11 @@
 //! - [`Solver`]: IDA* with an allocation-free hot loop, [`Limits`] (cancel flag, node budget,
 //!   maximum bound) and [`SearchStats`]; and the work-unit API the cluster distributes:
 //!   [`Solver::frontier`] cuts the tree into [`WorkUnit`]s, [`Solver::search_unit`] searches one
-//!   under a bound.
+//!   under a bound and [`Solver::search_from`] bound after bound; a unit search stopped by its
+//!   budget or by [`Limits::hand_back`] returns the unsearched rest as [`Piece`]s
+//!   ([`UnitOutcome::Split`]), so nothing searched is lost.
+//! - [`Trace`]: what a search costs subtree by subtree ([`Solver::trace_bound`]), for the
+//!   cluster's simulator.
 //!
 //! # Example
 //!
