@@ -82,6 +82,17 @@ fn search_in_pieces(
     out
 }
 
+/// A linear-conflict solver for Korf's goal, and Korf's instance `id`.
+fn korf_lc(id: usize) -> (Solver, common::Instance) {
+    let goal = Goal::blank_first(shape(4, 4));
+    let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
+    let inst = read_instances(KORF100)
+        .into_iter()
+        .find(|i| i.id == id)
+        .unwrap();
+    (solver, inst)
+}
+
 /// The serial search's bounds with their nodes, and its path.
 fn serial(solver: &Solver, board: &Board) -> (Vec<(u32, u64)>, Vec<Move>) {
     let report = solver.solve(board, &Limits::default()).unwrap();
@@ -161,12 +172,7 @@ fn pieces_map_back_through_a_turned_pattern_database_search() {
 
 #[test]
 fn search_from_iterates_then_hands_back_the_rest_of_its_bound() {
-    let goal = Goal::blank_first(shape(4, 4));
-    let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
-    let inst = read_instances(KORF100)
-        .into_iter()
-        .find(|i| i.id == 12)
-        .unwrap();
+    let (solver, inst) = korf_lc(12);
     let (bounds, path) = serial(&solver, &inst.board);
     // A budget that runs out in the third bound.
     let budget = bounds[0].1 + bounds[1].1 + bounds[2].1 / 2;
@@ -213,12 +219,7 @@ fn search_from_iterates_then_hands_back_the_rest_of_its_bound() {
 
 #[test]
 fn a_hand_back_request_stops_the_search_with_its_rest() {
-    let goal = Goal::blank_first(shape(4, 4));
-    let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
-    let inst = read_instances(KORF100)
-        .into_iter()
-        .find(|i| i.id == 12)
-        .unwrap();
+    let (solver, inst) = korf_lc(12);
     let (bounds, _) = serial(&solver, &inst.board);
     let (bound, nodes) = bounds[bounds.len() - 2];
     let flag = AtomicU64::new(0);
@@ -244,12 +245,7 @@ fn a_hand_back_request_stops_the_search_with_its_rest() {
 
 #[test]
 fn a_trace_adds_up_to_the_serial_search_and_reads_back() {
-    let goal = Goal::blank_first(shape(4, 4));
-    let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
-    let inst = read_instances(KORF100)
-        .into_iter()
-        .find(|i| i.id == 12)
-        .unwrap();
+    let (solver, inst) = korf_lc(12);
     let report = solver.solve(&inst.board, &Limits::default()).unwrap();
     let SearchOutcome::Solved(path) = report.outcome else {
         panic!()
@@ -287,7 +283,7 @@ fn a_trace_adds_up_to_the_serial_search_and_reads_back() {
     }
     let trace = npuzzle_solver::Trace {
         board: inst.board,
-        goal,
+        goal: *solver.goal(),
         heuristic: "lc".into(),
         rate: 3e7,
         path,
