@@ -101,6 +101,10 @@ pub struct SchedulerConfig {
     /// A running task asked back for idle slots stops once it has searched this many nodes (a
     /// job that finishes within them is never cut; `u64::MAX`: never ask).
     pub hand_back_after: u64,
+    /// Tasks one job may have in a bound, and units it may be cut into: past it, a task that
+    /// hands back pieces is searched again whole without a budget instead, so that no worker can
+    /// grow a job's memory without limit.
+    pub max_tasks_per_job: usize,
 }
 
 impl Default for SchedulerConfig {
@@ -112,6 +116,7 @@ impl Default for SchedulerConfig {
             min_split_nodes: 20_000,
             lease_timeout: Duration::from_secs(10),
             hand_back_after: 50_000,
+            max_tasks_per_job: 200_000,
         }
     }
 }
@@ -500,6 +505,15 @@ fn free_key(id: WorkerId, w: &Worker) -> Option<(Reverse<usize>, WorkerId)> {
     (free > 0).then_some((Reverse(free), id))
 }
 
+/// The highest next bound a worker may report: a path of the deepest search plus the largest
+/// heuristic value is below it. Above it a report is forged.
+const MAX_NEXT_BOUND: u32 = 2 * npuzzle_solver::MAX_DEPTH as u32;
+
+/// Whether `next` can be an honest next bound above `bound` (`u32::MAX`: none met).
+fn valid_next_bound(next: u32, bound: u32) -> bool {
+    next == u32::MAX || (next > bound && next <= MAX_NEXT_BOUND)
+}
+
 /// The least growth of nodes from one bound to the next assumed for predictions, and the most.
 const GROWTH_RANGE: (f64, f64) = (1.0, 50.0);
 
@@ -558,8 +572,15 @@ impl Job {
             })
             .collect();
         for i in heavy {
+            if self.units.len() >= config.max_tasks_per_job {
+                break;
+            }
             let predicted = self.units[i].last_nodes as f64 * growth;
-            let wanted = ((predicted / cap).ceil() as usize).clamp(2, 4096);
+            let room = config
+                .max_tasks_per_job
+                .saturating_sub(self.units.len())
+                .max(2);
+            let wanted = ((predicted / cap).ceil() as usize).clamp(2, 4096).min(room);
             let parts = self.spec.solver.split_unit(&self.units[i].work, wanted);
             if parts.len() <= 1 {
                 continue;
@@ -1014,6 +1035,8 @@ impl Scheduler {
                     .verify(&path, &job.spec.goal)
                     .is_ok_and(|v| v.reaches_goal);
                 let len = path.len() as u32;
+                // IDA* finds a path under the first bound that admits one, so its length is that
+                // bound, never less.
                 let within = if iterate {
                     // IDA* finds a path under the first bound that admits one, so its length is
                     // that bound; the bounds before it rose from the coordinator's own lower
@@ -1024,7 +1047,7 @@ impl Scheduler {
                         && bounds.windows(2).all(|w| w[0] < w[1])
                         && bounds.last() == Some(&len)
                 } else {
-                    len <= job.bound
+                    len == job.bound
                 };
                 if reaches && within {
                     let Some(job) = self.retire(job_id) else {
@@ -1050,6 +1073,14 @@ impl Scheduler {
                 )
             }
             Report::Exhausted { next_bound } if !iterate => {
+                if next_bound == u32::MAX || !valid_next_bound(next_bound, job.bound) {
+                    return self.forged(
+                        job_id,
+                        tid,
+                        worker,
+                        "a next bound that is not above the bound or past the deepest search",
+                    );
+                }
                 let task = &mut job.tasks[tid];
                 task.state = TaskState::Done;
                 let unit = &mut job.units[task.unit];
@@ -1068,7 +1099,10 @@ impl Scheduler {
                 } else {
                     bound == job.bound
                 };
-                if !claimed_bound || pieces.len() > 4 * npuzzle_solver::MAX_DEPTH {
+                if !claimed_bound
+                    || !valid_next_bound(next_bound, bound)
+                    || pieces.len() > 4 * npuzzle_solver::MAX_DEPTH
+                {
                     return self.forged(job_id, tid, worker, "a split that does not fit its unit");
                 }
                 let mut partial = result.expanded;
@@ -1118,6 +1152,16 @@ impl Scheduler {
                         "pieces that are not moves from the unit",
                     );
                 };
+                if job.tasks.len() + new_tasks.len() > self.config.max_tasks_per_job {
+                    // Too many tasks for one job: search this one again whole, and never ask it
+                    // back. What it searched is lost.
+                    job.stats.discarded_nodes = job.stats.discarded_nodes.saturating_add(partial);
+                    let task = &mut job.tasks[tid];
+                    task.unbudgeted = true;
+                    task.state = TaskState::Pending;
+                    job.queue.push(tid as UnitId);
+                    return commands;
+                }
                 let task = &mut job.tasks[tid];
                 task.state = TaskState::Done;
                 let unit = &mut job.units[task.unit];
@@ -1147,7 +1191,10 @@ impl Scheduler {
                     .spec
                     .solver
                     .split_unit(&job.tasks[tid].work, self.config.split_parts);
-                if parts.len() <= 1 || iterate {
+                if parts.len() <= 1
+                    || iterate
+                    || job.tasks.len() + parts.len() > self.config.max_tasks_per_job
+                {
                     let task = &mut job.tasks[tid];
                     task.unbudgeted = true;
                     task.state = TaskState::Pending;
@@ -1332,7 +1379,7 @@ impl Scheduler {
                     TaskState::Running {
                         asked_back: true, ..
                     } => asked += 1,
-                    TaskState::Running { .. } => {
+                    TaskState::Running { .. } if !task.unbudgeted => {
                         let can = *searchable.entry(job_id).or_insert_with(|| {
                             let shape = job.spec.root.shape();
                             idle.iter()

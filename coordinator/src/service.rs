@@ -854,6 +854,9 @@ pub struct ClusterService {
     pub shared: Arc<Shared>,
 }
 
+/// The most nodes one result may claim.
+const MAX_REPORTED_NODES: u64 = 1 << 48;
+
 fn result_from_wire(r: v1::UnitResult) -> UnitResult {
     let status = v1::UnitStatus::try_from(r.status).unwrap_or(v1::UnitStatus::Unspecified);
     let report = match status {
@@ -893,7 +896,9 @@ fn result_from_wire(r: v1::UnitResult) -> UnitResult {
         epoch: r.epoch,
         unit: r.unit,
         report,
-        expanded: r.expanded,
+        // No search runs long enough to expand more (2^48 is days at any rate); a larger count
+        // would only overflow the totals it is added to.
+        expanded: r.expanded.min(MAX_REPORTED_NODES),
         iterations: r
             .iterations
             .iter()
@@ -925,19 +930,32 @@ impl Cluster for ClusterService {
         let cluster = self.shared.cluster.clone();
         let id = cluster.next_id();
         let slots = (hello.slots as usize).clamp(1, 1024);
+        // Names and versions are logged: cut to a length logs can carry.
+        let name: String = hello.worker_id.chars().take(64).collect();
+        let version: String = hello.version.chars().take(32).collect();
         let mut capabilities = Capabilities::default();
-        for db in &hello.pattern_databases {
+        let mut ignored = 0usize;
+        let mut first_error = None;
+        // A worker holds at most one set of tables per shape: there are 16 shapes.
+        for db in hello.pattern_databases.iter().take(16) {
             match pattern_database_from_wire(db) {
                 Ok(partition) => {
                     capabilities.pdb_shapes.insert(partition.shape);
                 }
                 // Not fatal: the worker serves everything else.
                 Err(e) => {
-                    tracing::warn!(worker = id, name = %hello.worker_id, error = %e, "ignoring a pattern database in hello")
+                    ignored += 1;
+                    first_error.get_or_insert(e.to_string());
                 }
             }
         }
-        tracing::info!(worker = id, name = %hello.worker_id, slots, version = %hello.version, pattern_databases = hello.pattern_databases.len(), "hello");
+        ignored += hello.pattern_databases.len().saturating_sub(16);
+        if ignored > 0 {
+            // One line per hello, whatever it holds.
+            let error: String = first_error.unwrap_or_default().chars().take(200).collect();
+            tracing::warn!(worker = id, %name, ignored, first_error = %error, "ignoring pattern databases in hello");
+        }
+        tracing::info!(worker = id, %name, slots, %version, pattern_databases = hello.pattern_databases.len(), "hello");
         let (tx, rx) = mpsc::unbounded_channel();
         cluster.worker_joined(id, slots, capabilities, tx);
         tokio::spawn(async move {

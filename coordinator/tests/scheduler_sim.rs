@@ -988,3 +988,65 @@ fn pieces_that_are_not_moves_from_the_unit_drop_the_worker() {
     sim.run(&[(other, 1)], false);
     check_optimal(&sim, 3, &Board::parse(KORF_12, None).unwrap());
 }
+
+/// Worker `w`'s first assignment, answered with `report` instead of searched.
+fn answer_first_with(sim: &mut Sim, w: WorkerId, report: Report, expanded: u64) {
+    let a = sim.inbox.get_mut(&w).unwrap().pop_front().unwrap();
+    let r = UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        report,
+        expanded,
+        iterations: Vec::new(),
+    };
+    let cmds = sim.sched.on_result(w, r, sim.now);
+    sim.handle(cmds);
+}
+
+#[test]
+fn next_bounds_that_do_not_rise_or_pass_the_deepest_search_drop_the_worker() {
+    for lie in [0, 45, 35, 1_000_000] {
+        let mut sim = Sim::new(SchedulerConfig::default());
+        sim.add_worker(1, 1);
+        let root = sim.submit(3, KORF_12, korf_goal(), 20);
+        // The first bound is 35 (linear conflict at the root). 0 and 35 do not rise above it and
+        // 1,000,000 is past the deepest search: lies the scheduler sees. 45 rises: it may be a
+        // lie, but only a second search could tell.
+        let report = Report::Exhausted { next_bound: lie };
+        // Counters saturate whatever a worker claims.
+        answer_first_with(&mut sim, 1, report, u64::MAX);
+        if lie == 45 {
+            assert!(
+                sim.disconnected.is_empty(),
+                "a rising next bound is honest-looking"
+            );
+            continue;
+        }
+        assert_eq!(sim.disconnected, vec![1], "next bound {lie}");
+        sim.add_worker(2, 1);
+        sim.run(&[(2, 1)], false);
+        check_optimal(&sim, 3, &root);
+    }
+}
+
+#[test]
+fn a_job_never_holds_more_tasks_than_its_cap_and_stays_optimal() {
+    let config = SchedulerConfig {
+        node_budget: 2_000,
+        max_tasks_per_job: 40,
+        min_split_nodes: u64::MAX,
+        ..SchedulerConfig::default()
+    };
+    let mut sim = Sim::new(config);
+    sim.add_worker(1, 2);
+    let root = sim.submit_whole(3, KORF_12, lc_solver());
+    sim.run(&[(1, 2)], false);
+    check_optimal(&sim, 3, &root);
+    let (_, _, stats) = &sim.finished[0];
+    // Splits stopped at the cap: some tasks were searched again whole, without a budget.
+    assert!(stats.discarded_nodes > 0, "{stats:?}");
+    let most = sim.assigned.iter().map(|(_, a)| a.unit).max().unwrap();
+    assert!(most < 40, "task id {most} past the cap");
+    assert!(sim.assigned.iter().any(|(_, a)| a.node_budget == 0));
+}
