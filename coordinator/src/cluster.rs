@@ -336,6 +336,15 @@ impl Actor {
                                     "lease expired (no message within the lease timeout); reconnect",
                                 )
                             }
+                            DisconnectReason::Failing => {
+                                tracing::warn!(
+                                    worker,
+                                    "worker failed unit after unit; closing its stream"
+                                );
+                                tonic::Status::failed_precondition(
+                                    "this worker failed, refused or cancelled too many units in a row and was dropped; check its logs",
+                                )
+                            }
                             DisconnectReason::ForgedResult => {
                                 tracing::warn!(
                                     worker,

@@ -89,6 +89,9 @@ pub struct Config {
     pub unavailable_after: Duration,
     /// How often leases are checked.
     pub tick: Duration,
+    /// A `Join` stream whose hello has not come within this long is closed
+    /// (`DEADLINE_EXCEEDED`): a connection that never says who it is holds nothing for long.
+    pub hello_timeout: Duration,
     pub scheduler: SchedulerConfig,
     /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint. Bind it first
     /// ([`MetricsListener::bind`]) to learn its address (port 0 picks a free one).
@@ -114,6 +117,7 @@ impl Default for Config {
             max_searches_per_client: 1_000,
             unavailable_after: Duration::from_secs(10),
             tick: Duration::from_millis(500),
+            hello_timeout: Duration::from_secs(10),
             scheduler: SchedulerConfig::default(),
             metrics: None,
             drain: Duration::ZERO,

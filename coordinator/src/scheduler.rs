@@ -105,6 +105,9 @@ pub struct SchedulerConfig {
     /// hands back pieces is searched again whole without a budget instead, so that no worker can
     /// grow a job's memory without limit.
     pub max_tasks_per_job: usize,
+    /// A worker that fails, refuses or cancels this many units in a row (with no good result
+    /// between them) is dropped: a broken or hostile worker must not keep bouncing units.
+    pub max_failures: u32,
 }
 
 impl Default for SchedulerConfig {
@@ -117,6 +120,7 @@ impl Default for SchedulerConfig {
             lease_timeout: Duration::from_secs(10),
             hand_back_after: 50_000,
             max_tasks_per_job: 200_000,
+            max_failures: 8,
         }
     }
 }
@@ -369,6 +373,8 @@ pub enum DisconnectReason {
     /// that are not moves from its unit: an honest worker never does, so its other results are
     /// not trusted either.
     ForgedResult,
+    /// It failed, refused or cancelled [`SchedulerConfig::max_failures`] units in a row.
+    Failing,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -478,6 +484,8 @@ struct Worker {
     capabilities: Capabilities,
     outstanding: HashSet<(JobId, Epoch, UnitId)>,
     last_seen: Instant,
+    /// Units it failed, refused or cancelled since its last good result.
+    failures: u32,
 }
 
 /// The scheduling state machine.
@@ -791,6 +799,7 @@ impl Scheduler {
             capabilities,
             outstanding: HashSet::new(),
             last_seen: now,
+            failures: 0,
         };
         self.total_slots += worker.slots;
         if let Some(key) = free_key(id, &worker) {
@@ -984,6 +993,15 @@ impl Scheduler {
                     worker,
                     asked_back: false,
                 };
+            }
+            if current
+                && matches!(
+                    result.report,
+                    Report::Found(_) | Report::Exhausted { .. } | Report::Split { .. }
+                )
+                && let Some(w) = self.workers.get_mut(&worker)
+            {
+                w.failures = 0;
             }
             if current {
                 let job = result.job;
@@ -1233,7 +1251,25 @@ impl Scheduler {
                 job.tasks[tid].state = TaskState::Pending;
                 job.queue.push(result.unit);
                 job.stats.requeued += 1;
-                Vec::new()
+                let limit = self.config.max_failures;
+                let failing = self.workers.get_mut(&worker).is_some_and(|w| {
+                    w.failures += 1;
+                    w.failures >= limit
+                });
+                if !failing {
+                    return Vec::new();
+                }
+                tracing::warn!(
+                    worker,
+                    failures = limit,
+                    "a worker failed every unit it was given; dropping it"
+                );
+                let mut commands = vec![Command::Disconnect {
+                    worker,
+                    reason: DisconnectReason::Failing,
+                }];
+                commands.extend(self.remove_worker(worker));
+                commands
             }
         }
     }

@@ -917,7 +917,16 @@ impl Cluster for ClusterService {
         request: Request<Streaming<v1::WorkerMessage>>,
     ) -> Result<Response<Self::JoinStream>, Status> {
         let mut inbound = request.into_inner();
-        let hello = match inbound.message().await? {
+        let patience = self.shared.config.hello_timeout;
+        let first = tokio::time::timeout(patience, inbound.message())
+            .await
+            .map_err(|_| {
+                Status::deadline_exceeded(format!(
+                    "no hello within {:.1} s of joining; a worker's first message must be hello",
+                    patience.as_secs_f64()
+                ))
+            })?;
+        let hello = match first? {
             Some(v1::WorkerMessage {
                 message: Some(v1::worker_message::Message::Hello(h)),
             }) => h,

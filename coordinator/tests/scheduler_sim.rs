@@ -1050,3 +1050,21 @@ fn a_job_never_holds_more_tasks_than_its_cap_and_stays_optimal() {
     assert!(most < 40, "task id {most} past the cap");
     assert!(sim.assigned.iter().any(|(_, a)| a.node_budget == 0));
 }
+
+#[test]
+fn a_worker_that_fails_every_unit_is_dropped_and_the_job_goes_on() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 4);
+    let root = sim.submit(3, KORF_12, korf_goal(), 40);
+    // Worker 1 fails whatever it gets, until it is dropped.
+    let mut failed = 0;
+    while !sim.disconnected.contains(&1) {
+        assert!(failed < 100, "never dropped");
+        answer_first_with(&mut sim, 1, Report::Failed("disk broken".into()), 0);
+        failed += 1;
+    }
+    assert_eq!(failed, SchedulerConfig::default().max_failures);
+    sim.add_worker(2, 1);
+    sim.run(&[(2, 1)], false);
+    check_optimal(&sim, 3, &root);
+}

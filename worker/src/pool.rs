@@ -54,7 +54,14 @@ impl Pool {
                             }
                         };
                         let job = task.assignment.job;
-                        let result = search(&mut solvers, &tables, &task);
+                        let result =
+                            guarded(&task.assignment, || search(&mut solvers, &tables, &task));
+                        if result.status == v1::UnitStatus::Failed as i32
+                            && result.error == PANICKED
+                        {
+                            // Whatever it was building may be half done.
+                            solvers.clear();
+                        }
                         let _ = task.done.send((job, result));
                     }
                 });
@@ -67,6 +74,28 @@ impl Pool {
 
     pub fn submit(&self, task: Task) {
         let _ = self.queue.send(task);
+    }
+}
+
+/// What a unit whose search panicked reports.
+const PANICKED: &str = "the search thread panicked (a bug in this worker); see its log";
+
+/// Runs `search` for assignment `a`, turning a panic into a `FAILED` result, so that the
+/// coordinator hears of it (and the thread lives on) instead of waiting for the unit forever.
+pub fn guarded(a: &v1::Assignment, search: impl FnOnce() -> v1::UnitResult) -> v1::UnitResult {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(search)) {
+        Ok(result) => result,
+        Err(_) => {
+            tracing::error!(job = a.job, unit = a.unit, "a search thread panicked");
+            v1::UnitResult {
+                job: a.job,
+                epoch: a.epoch,
+                unit: a.unit,
+                status: v1::UnitStatus::Failed as i32,
+                error: PANICKED.to_string(),
+                ..Default::default()
+            }
+        }
     }
 }
 
@@ -223,4 +252,32 @@ fn search(
         }
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_search_reports_failed_for_its_unit() {
+        let a = v1::Assignment {
+            job: 7,
+            epoch: 2,
+            unit: 5,
+            ..Default::default()
+        };
+        let result = guarded(&a, || panic!("boom"));
+        assert_eq!(
+            (result.job, result.epoch, result.unit),
+            (7, 2, 5),
+            "the result names the unit"
+        );
+        assert_eq!(result.status, v1::UnitStatus::Failed as i32);
+        assert!(result.error.contains("panicked"));
+        let fine = guarded(&a, || v1::UnitResult {
+            status: v1::UnitStatus::Exhausted as i32,
+            ..Default::default()
+        });
+        assert_eq!(fine.status, v1::UnitStatus::Exhausted as i32);
+    }
 }
