@@ -108,6 +108,14 @@ pub struct SchedulerConfig {
     /// A worker that fails, refuses or cancels this many units in a row (with no good result
     /// between them) is dropped: a broken or hostile worker must not keep bouncing units.
     pub max_failures: u32,
+    /// A task asked back that has not answered within this long is being held: its worker is
+    /// dropped and the task searched elsewhere (an honest worker answers within a few thousand
+    /// nodes).
+    pub ask_timeout: Duration,
+    /// A task running longer than this is asked back even when no slot is idle (an honest one
+    /// stops at its node budget well before), so that a worker that holds units while it
+    /// heartbeats is found out.
+    pub max_task_age: Duration,
 }
 
 impl Default for SchedulerConfig {
@@ -121,6 +129,8 @@ impl Default for SchedulerConfig {
             hand_back_after: 50_000,
             max_tasks_per_job: 200_000,
             max_failures: 8,
+            ask_timeout: Duration::from_secs(10),
+            max_task_age: Duration::from_secs(120),
         }
     }
 }
@@ -415,6 +425,9 @@ struct Task {
     state: TaskState,
     /// Searched without a node budget (the old `BUDGET_EXCEEDED` could not cut it further).
     unbudgeted: bool,
+    /// When it was last handed out, and when it was asked back (the scheduler's clock).
+    since: Option<Instant>,
+    asked_at: Option<Instant>,
     /// A whole job: search bound after bound.
     iterate: bool,
 }
@@ -453,6 +466,8 @@ impl Task {
             predicted,
             state: TaskState::Pending,
             unbudgeted: false,
+            since: None,
+            asked_at: None,
             iterate: false,
         }
     }
@@ -505,6 +520,8 @@ pub struct Scheduler {
     total_slots: usize,
     /// Running tasks asked back and not yet reported.
     asked_out: usize,
+    /// The latest time an event brought (the scheduler has no clock of its own).
+    clock: Option<Instant>,
 }
 
 /// A worker's key in [`Scheduler::free`], if it has a free slot.
@@ -670,6 +687,7 @@ impl Scheduler {
             runnable: BTreeSet::new(),
             total_slots: 0,
             asked_out: 0,
+            clock: None,
         }
     }
 
@@ -793,6 +811,7 @@ impl Scheduler {
         capabilities: Capabilities,
         now: Instant,
     ) -> Vec<Command> {
+        self.clock = Some(now);
         self.remove_worker_entry(id);
         let worker = Worker {
             slots: slots.max(1),
@@ -855,6 +874,7 @@ impl Scheduler {
 
     /// Any message from a worker renews its lease.
     pub fn heartbeat(&mut self, id: WorkerId, now: Instant) {
+        self.clock = Some(now);
         if let Some(w) = self.workers.get_mut(&id) {
             w.last_seen = now;
         }
@@ -870,6 +890,7 @@ impl Scheduler {
             .map(|(&id, _)| id)
             .collect();
         expired.sort_unstable();
+        self.clock = Some(now);
         let mut commands = Vec::new();
         for id in expired {
             commands.push(Command::Disconnect {
@@ -877,6 +898,75 @@ impl Scheduler {
                 reason: DisconnectReason::LeaseExpired,
             });
             commands.extend(self.remove_worker(id));
+        }
+        commands.extend(self.check_held(now));
+        commands
+    }
+
+    /// Finds tasks held too long: asked back without an answer within
+    /// [`SchedulerConfig::ask_timeout`] (the worker is dropped), or running past
+    /// [`SchedulerConfig::max_task_age`] (asked back now).
+    fn check_held(&mut self, now: Instant) -> Vec<Command> {
+        let mut holders = BTreeSet::new();
+        let mut too_old = Vec::new();
+        for (&wid, w) in &self.workers {
+            for &(job_id, epoch, tid) in &w.outstanding {
+                let Some(job) = self.jobs.get(&job_id) else {
+                    continue;
+                };
+                let Some(task) = job.tasks.get(tid as usize).filter(|_| epoch == job.epoch) else {
+                    continue;
+                };
+                let age = |t: Option<Instant>| t.map(|t| now.saturating_duration_since(t));
+                match task.state {
+                    TaskState::Running {
+                        asked_back: true, ..
+                    } if age(task.asked_at).is_some_and(|a| a > self.config.ask_timeout) => {
+                        holders.insert(wid);
+                    }
+                    TaskState::Running {
+                        asked_back: false, ..
+                    } if !task.unbudgeted
+                        && age(task.since).is_some_and(|a| a > self.config.max_task_age) =>
+                    {
+                        too_old.push((job_id, tid, wid));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        too_old.sort_unstable();
+        let mut commands = Vec::new();
+        for (job_id, tid, worker) in too_old {
+            let Some(job) = self.jobs.get_mut(&job_id) else {
+                continue;
+            };
+            let task = &mut job.tasks[tid as usize];
+            task.state = TaskState::Running {
+                worker,
+                asked_back: true,
+            };
+            task.asked_at = Some(now);
+            job.stats.yields += 1;
+            self.asked_out += 1;
+            commands.push(Command::Yield {
+                worker,
+                job: job_id,
+                epoch: job.epoch,
+                unit: tid,
+                after_nodes: 0,
+            });
+        }
+        for worker in holders {
+            tracing::warn!(
+                worker,
+                "a worker holds a unit it was asked for; dropping it"
+            );
+            commands.push(Command::Disconnect {
+                worker,
+                reason: DisconnectReason::Failing,
+            });
+            commands.extend(self.remove_worker(worker));
         }
         commands
     }
@@ -964,6 +1054,7 @@ impl Scheduler {
         result: UnitResult,
         now: Instant,
     ) -> Vec<Command> {
+        self.clock = Some(now);
         let key = (result.job, result.epoch, result.unit);
         let known = self.update_worker(worker, |w| {
             w.last_seen = now;
@@ -1348,6 +1439,8 @@ impl Scheduler {
                 worker: wid,
                 asked_back: false,
             };
+            task.since = self.clock;
+            task.asked_at = None;
             job.running += 1;
             let assignment = Assignment {
                 job: job.spec.id,
@@ -1441,6 +1534,7 @@ impl Scheduler {
                 worker,
                 asked_back: true,
             };
+            task.asked_at = self.clock;
             job.stats.yields += 1;
             self.asked_out += 1;
             commands.push(Command::Yield {

@@ -1068,3 +1068,41 @@ fn a_worker_that_fails_every_unit_is_dropped_and_the_job_goes_on() {
     sim.run(&[(2, 1)], false);
     check_optimal(&sim, 3, &root);
 }
+
+#[test]
+fn a_worker_that_heartbeats_but_holds_its_unit_is_found_out() {
+    let config = SchedulerConfig::default();
+    // Alone: the unit is asked back once it is older than any honest one, then the worker
+    // that does not answer is dropped.
+    let mut sim = Sim::new(config.clone());
+    sim.add_worker(1, 1);
+    let root = sim.submit_whole(3, KORF_12, lc_solver());
+    sim.inbox.get_mut(&1).unwrap().clear();
+    for step in [config.max_task_age, config.ask_timeout] {
+        sim.now += step + Duration::from_secs(1);
+        sim.sched.heartbeat(1, sim.now);
+        let cmds = sim.sched.tick(sim.now);
+        sim.handle(cmds);
+    }
+    assert_eq!(sim.asked_back.len(), 1, "asked back for being old");
+    assert_eq!(sim.disconnected, vec![1]);
+    sim.add_worker(2, 1);
+    sim.run(&[(2, 1)], false);
+    check_optimal(&sim, 3, &root);
+
+    // Beside an idle worker: asked back at once, dropped after the ask timeout.
+    let mut sim = Sim::new(config.clone());
+    sim.add_worker(1, 1);
+    let root = sim.submit_whole(3, KORF_12, lc_solver());
+    sim.inbox.get_mut(&1).unwrap().clear();
+    sim.add_worker(2, 1);
+    assert_eq!(sim.asked_back.len(), 1, "an idle slot asks at once");
+    sim.now += config.ask_timeout + Duration::from_secs(1);
+    sim.sched.heartbeat(1, sim.now);
+    sim.sched.heartbeat(2, sim.now);
+    let cmds = sim.sched.tick(sim.now);
+    sim.handle(cmds);
+    assert_eq!(sim.disconnected, vec![1]);
+    sim.run(&[(2, 1)], false);
+    check_optimal(&sim, 3, &root);
+}
