@@ -432,19 +432,6 @@ struct Task {
     iterate: bool,
 }
 
-/// A unit's place in serial depth-first order.
-fn dfs_order(prefix: &[Move]) -> Vec<u8> {
-    prefix
-        .iter()
-        .map(|m| match m {
-            Move::Up => 0,
-            Move::Left => 1,
-            Move::Right => 2,
-            Move::Down => 3,
-        })
-        .collect()
-}
-
 impl Unit {
     fn new(work: WorkUnit, solver: &Solver, last_nodes: u64) -> Unit {
         Unit {
@@ -461,7 +448,7 @@ impl Task {
     fn new(unit: usize, work: WorkUnit, predicted: f64) -> Task {
         Task {
             unit,
-            order: dfs_order(&work.prefix),
+            order: npuzzle_solver::dfs_key(&work.prefix),
             work,
             predicted,
             state: TaskState::Pending,
@@ -938,24 +925,7 @@ impl Scheduler {
         too_old.sort_unstable();
         let mut commands = Vec::new();
         for (job_id, tid, worker) in too_old {
-            let Some(job) = self.jobs.get_mut(&job_id) else {
-                continue;
-            };
-            let task = &mut job.tasks[tid as usize];
-            task.state = TaskState::Running {
-                worker,
-                asked_back: true,
-            };
-            task.asked_at = Some(now);
-            job.stats.yields += 1;
-            self.asked_out += 1;
-            commands.push(Command::Yield {
-                worker,
-                job: job_id,
-                epoch: job.epoch,
-                unit: tid,
-                after_nodes: 0,
-            });
+            commands.extend(self.ask(job_id, tid, worker, 0));
         }
         for worker in holders {
             tracing::warn!(
@@ -1525,26 +1495,37 @@ impl Scheduler {
         debug_assert_eq!(asked, self.asked_out);
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut commands = Vec::new();
+        let after_nodes = self.config.hand_back_after;
         for &(_, job_id, tid, worker) in candidates.iter().take(wanted) {
-            let Some(job) = self.jobs.get_mut(&job_id) else {
-                continue;
-            };
-            let task = &mut job.tasks[tid as usize];
-            task.state = TaskState::Running {
-                worker,
-                asked_back: true,
-            };
-            task.asked_at = self.clock;
-            job.stats.yields += 1;
-            self.asked_out += 1;
-            commands.push(Command::Yield {
-                worker,
-                job: job_id,
-                epoch: job.epoch,
-                unit: tid,
-                after_nodes: self.config.hand_back_after,
-            });
+            commands.extend(self.ask(job_id, tid, worker, after_nodes));
         }
         commands
+    }
+
+    /// Asks `worker` for the rest of running task `tid` of `job_id` once it has searched
+    /// `after_nodes` nodes, and counts the ask.
+    fn ask(
+        &mut self,
+        job_id: JobId,
+        tid: UnitId,
+        worker: WorkerId,
+        after_nodes: u64,
+    ) -> Option<Command> {
+        let job = self.jobs.get_mut(&job_id)?;
+        let task = &mut job.tasks[tid as usize];
+        task.state = TaskState::Running {
+            worker,
+            asked_back: true,
+        };
+        task.asked_at = self.clock;
+        job.stats.yields += 1;
+        self.asked_out += 1;
+        Some(Command::Yield {
+            worker,
+            job: job_id,
+            epoch: job.epoch,
+            unit: tid,
+            after_nodes,
+        })
     }
 }

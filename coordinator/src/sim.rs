@@ -28,7 +28,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use npuzzle_solver::{BoundTrace, HeuristicKind, Move, Solver, Trace, TraceEntry, dfs_rank};
+use npuzzle_solver::{BoundTrace, HeuristicKind, Move, Solver, Trace, TraceEntry, dfs_key};
 
 use crate::scheduler::{
     Assignment, Capabilities, Command, HandedBack, JobId, JobSpec, Report, Scheduler,
@@ -128,10 +128,6 @@ pub fn serial_nodes(trace: &Trace) -> u64 {
         + last.entries[..upto].iter().map(|e| e.nodes).sum::<u64>()
 }
 
-fn ranks(moves: &[Move]) -> Vec<u8> {
-    moves.iter().map(|&m| dfs_rank(m)).collect()
-}
-
 /// One job's trace, indexed for the simulated workers.
 struct JobTrace {
     trace: Trace,
@@ -152,7 +148,7 @@ impl JobTrace {
         let keys = trace
             .bounds
             .iter()
-            .map(|b| b.entries.iter().map(|e| ranks(&e.prefix)).collect())
+            .map(|b| b.entries.iter().map(|e| dfs_key(&e.prefix)).collect())
             .collect();
         JobTrace { trace, keys }
     }
@@ -177,11 +173,11 @@ impl JobTrace {
         let depth = self.trace.bounds[bi].depth as usize;
         let (key, share) = if prefix.len() > depth {
             (
-                ranks(&prefix[..depth]),
+                dfs_key(&prefix[..depth]),
                 (1.0f64 / 3.0).powi((prefix.len() - depth) as i32),
             )
         } else {
-            (ranks(prefix), 1.0)
+            (dfs_key(prefix), 1.0)
         };
         let start = keys.partition_point(|k| k.as_slice() < key.as_slice());
         let end = start + keys[start..].partition_point(|k| k.starts_with(&key));

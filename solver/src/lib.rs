@@ -67,4 +67,4 @@ pub use search::{
     WorkUnit,
 };
 pub use shape::{MAX_CELLS, Shape, ShapeError};
-pub use trace::{BoundTrace, DFS_ORDER, Trace, TraceEntry, TraceError, dfs_rank};
+pub use trace::{BoundTrace, DFS_ORDER, Trace, TraceEntry, TraceError, dfs_key, dfs_rank};

@@ -44,6 +44,12 @@ pub fn dfs_rank(m: Move) -> u8 {
     }
 }
 
+/// A path's place in the serial search's depth-first order: its moves' ranks, compared
+/// lexicographically (an ancestor comes before its descendants).
+pub fn dfs_key(moves: &[Move]) -> Vec<u8> {
+    moves.iter().map(|&m| dfs_rank(m)).collect()
+}
+
 /// One subtree at the trace's depth.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceEntry {
