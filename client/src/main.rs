@@ -761,22 +761,23 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     };
     let mut sink = Sink::new(out, args.output, appending);
     let watched = io::stderr().is_terminal();
+    let embedded = !args.options.serial && args.options.coordinator.is_none();
+    // One quick pass over a file: its board count for the ETA, and the shapes the embedded
+    // worker needs tables for (from stdin it loads all of them).
+    let scan = path
+        .filter(|_| watched || embedded)
+        .and_then(|p| scan_boards(p, args.format, args.options.size, embedded));
     if watched {
-        // Count the boards first when the input is a file: one quick pass, for the ETA.
-        let total = path
-            .and_then(|p| count_boards(p, args.format))
-            .map(|n| n.saturating_sub(options.skip.len() as u64));
+        let total = scan
+            .as_ref()
+            .map(|s| s.boards.saturating_sub(options.skip.len() as u64));
         sink = sink.with_progress(total);
     }
     let skipped = options.skip.len();
     let summary = if args.options.serial {
         batch::run(input, sink, &options)?
     } else {
-        // The embedded worker loads tables only for the shapes in a file (stdin: all of them).
-        let shapes = match (&args.options.coordinator, path) {
-            (None, Some(p)) => board_shapes(p, args.format, args.options.size),
-            _ => None,
-        };
+        let shapes = scan.filter(|_| embedded).map(|s| s.shapes);
         with_coordinator(&args.options, &options.settings, shapes, async |client| {
             Ok(remote::batch(input, sink, client, &options).await?)
         })?
@@ -794,35 +795,37 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The number of boards in a batch file, if it can be read.
-/// The shapes of the boards in the file at `path` (those that parse), or `None` if it cannot be
-/// read through.
-fn board_shapes(
+/// What one pass over a batch file tells.
+struct FileScan {
+    boards: u64,
+    /// The shapes of the boards that parse (filled only when asked for).
+    shapes: BTreeSet<Shape>,
+}
+
+/// Reads the batch file at `path` through: its board count and, with `want_shapes`, the shapes
+/// of its boards. `None` if it cannot be read through.
+fn scan_boards(
     path: &std::path::Path,
     format: Format,
     size: Option<Shape>,
-) -> Option<BTreeSet<Shape>> {
+    want_shapes: bool,
+) -> Option<FileScan> {
     let file = File::open(path).ok()?;
     let reader = npuzzle_client::input::Reader::new(BufReader::new(file), format);
-    let mut shapes = BTreeSet::new();
+    let mut scan = FileScan {
+        boards: 0,
+        shapes: BTreeSet::new(),
+    };
     for item in reader {
         let item = item.ok()?;
-        if let Ok(board) = npuzzle_solver::Board::parse(&item.text, item.shape.or(size)) {
-            shapes.insert(board.shape());
+        scan.boards += 1;
+        if want_shapes
+            && let Ok(board) = npuzzle_solver::Board::parse(&item.text, item.shape.or(size))
+        {
+            scan.shapes.insert(board.shape());
         }
     }
-    Some(shapes)
-}
-
-fn count_boards(path: &std::path::Path, format: Format) -> Option<u64> {
-    let file = File::open(path).ok()?;
-    let reader = npuzzle_client::input::Reader::new(BufReader::new(file), format);
-    let mut n = 0;
-    for item in reader {
-        item.ok()?;
-        n += 1;
-    }
-    Some(n)
+    Some(scan)
 }
 
 /// `1-15` or `2,5,9` (or a mix) as a predicate on ids.
