@@ -574,6 +574,11 @@ fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot read {}", path.display()))?,
         );
     }
+    // Each simulated slot costs memory; past this, a typo rather than a cluster.
+    const MAX_SLOTS: usize = 1 << 16;
+    if let Some(&bad) = args.slots.iter().find(|&&n| n == 0 || n > MAX_SLOTS) {
+        anyhow::bail!("--slots: {bad} is not a slot count from 1 to {MAX_SLOTS}");
+    }
     if !(args.latency_ms >= 0.0 && args.latency_ms.is_finite()) {
         anyhow::bail!("--latency-ms must be a number of milliseconds, 0 or more");
     }

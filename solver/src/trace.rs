@@ -335,6 +335,19 @@ impl Trace {
                 found,
             });
         }
+        // A simulator replays this path as the answer: it must be one.
+        if !board.verify(&path, &goal).is_ok_and(|v| v.reaches_goal) {
+            return Err(bad(
+                path_line.0,
+                "the path does not take the board to its goal".into(),
+            ));
+        }
+        if bounds.last().is_none_or(|b: &BoundTrace| b.found.is_none()) {
+            return Err(bad(
+                path_line.0,
+                "the last bound must name the entry that holds the path".into(),
+            ));
+        }
         Ok(Trace {
             board,
             goal,

@@ -298,4 +298,14 @@ fn a_trace_adds_up_to_the_serial_search_and_reads_back() {
     );
     let broken = text.replace("bound ", "bund ");
     assert!(npuzzle_solver::Trace::from_text(&broken).is_err());
+    // A path that does not solve the board is refused with a line number.
+    let path_line = text.lines().find(|l| l.starts_with("path ")).unwrap();
+    let wrong = text.replace(path_line, "path UD");
+    let error = npuzzle_solver::Trace::from_text(&wrong).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("does not take the board to its goal"),
+        "{error}"
+    );
 }
