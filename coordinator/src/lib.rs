@@ -15,6 +15,8 @@
 //! - [`sim`]: a deterministic discrete-event simulation of a cluster of any size, driving the
 //!   real scheduler with workers whose costs come from recorded traces.
 //! - [`cluster`]: the task that owns the scheduler and carries out its commands.
+//! - [`flights`]: identical requests sharing one search, and the limits on searches waiting or
+//!   running. No I/O.
 //! - [`cache`]: board key → optimal path, bounded, every suffix stored.
 //! - [`store`]: the cache's durable copy in [`Config::cache_dir`] (a redb file), read back and
 //!   replayed at start-up, written by a background thread.
@@ -42,6 +44,7 @@
 pub mod auth;
 pub mod cache;
 pub mod cluster;
+pub mod flights;
 pub mod health;
 pub mod metrics;
 pub mod scheduler;

@@ -16,7 +16,7 @@
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -38,6 +38,7 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::Config;
 use crate::cache::Cache;
 use crate::cluster::{ClusterHandle, JobEvent};
+use crate::flights::{Admission, Admissions, FlightKey, Flights, Left, Refusal};
 use crate::metrics::RequestMetric;
 use crate::scheduler::{
     Capabilities, HandedBack, JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult,
@@ -54,44 +55,20 @@ pub struct Shared {
     /// The cache's durable copy ([`Config::cache_dir`]): each answer cached is queued for it.
     store: Option<crate::store::Writer>,
     pub cluster: ClusterHandle,
-    /// Searches running now, by puzzle: identical requests share one.
-    flights: DashMap<BoardKey, Arc<Flight>>,
+    /// Searches running now, by puzzle and heuristic: identical requests share one.
+    flights: Flights<Flight>,
     /// One solver (and its tables) per goal and heuristic.
     solvers: DashMap<(Goal, HeuristicKind), Arc<Solver>>,
-    /// Permits for requests that need a search (waiting or running): [`Config::max_searches`].
-    searches: Arc<tokio::sync::Semaphore>,
-    /// Requests that need a search, by client address: [`Config::max_searches_per_client`].
-    per_client: Arc<DashMap<IpAddr, usize>>,
+    /// Places for requests that need a search (waiting or running): [`Config::max_searches`]
+    /// in all, [`Config::max_searches_per_client`] per client address.
+    admissions: Arc<Admissions>,
     /// Fired when the coordinator starts shutting down: from then on new requests are refused.
     draining: CancellationToken,
 }
 
-/// What an admitted search holds until it ends: a place under the coordinator's limit and one
-/// under its client's.
-pub struct Admission {
-    _permit: tokio::sync::OwnedSemaphorePermit,
-    _client: Option<ClientSlot>,
-}
-
-/// One of a client's searches; given back on drop.
-struct ClientSlot {
-    counts: Arc<DashMap<IpAddr, usize>>,
-    client: IpAddr,
-}
-
-impl Drop for ClientSlot {
-    fn drop(&mut self) {
-        // Entries at zero are removed, so the map holds only clients with searches in flight.
-        self.counts.remove_if_mut(&self.client, |_, n| {
-            *n = n.saturating_sub(1);
-            *n == 0
-        });
-    }
-}
-
 /// `RESOURCE_EXHAUSTED` with a `retry-after-ms` hint.
-fn exhausted(message: String) -> Status {
-    let mut status = Status::resource_exhausted(message);
+fn exhausted(refusal: Refusal) -> Status {
+    let mut status = Status::resource_exhausted(refusal.to_string());
     status.metadata_mut().insert(
         "retry-after-ms",
         tonic::metadata::MetadataValue::from(RETRY_AFTER_MS),
@@ -140,26 +117,34 @@ struct Flight {
     heuristic: HeuristicKind,
     shape: Shape,
     state: watch::Sender<FlightState>,
-    waiters: AtomicUsize,
     /// Raised when the last waiter leaves: stops the probe and any later submission.
     cancelled: Arc<AtomicBool>,
 }
 
-/// Leaving a flight: the last one out cancels it.
+/// A place among a flight's waiters. Leaving is one step with the flight's removal from the
+/// table (see [`crate::flights`]): the last one out cancels a flight no one else can join.
 struct WaiterGuard {
+    shared: Arc<Shared>,
+    key: FlightKey,
     flight: Arc<Flight>,
-    cluster: ClusterHandle,
 }
 
 impl Drop for WaiterGuard {
     fn drop(&mut self) {
-        if self.flight.waiters.fetch_sub(1, Ordering::AcqRel) == 1
-            && self.flight.state.borrow().end.is_none()
-        {
+        if self.shared.flights.leave(self.key, self.flight.job) == Left::Last {
             self.flight.cancelled.store(true, Ordering::Release);
-            self.cluster.cancel(self.flight.job);
+            self.shared.cluster.cancel(self.flight.job);
         }
     }
+}
+
+/// How waiting on a flight ended.
+enum Waited {
+    Answer(Answer),
+    /// The request asked for `HEURISTIC_AUTO`, the flight's pattern databases are served by no
+    /// connected worker any more (one that claimed them refused its units), but connected
+    /// workers serve this heuristic: search with it instead.
+    Fallback(HeuristicKind),
 }
 
 /// A validated request.
@@ -225,13 +210,12 @@ impl Shared {
     ) -> Shared {
         Shared {
             draining,
-            searches: Arc::new(tokio::sync::Semaphore::new(config.max_searches)),
-            per_client: Arc::new(DashMap::new()),
+            admissions: Admissions::new(config.max_searches, config.max_searches_per_client),
             cache,
             store,
             config,
             cluster,
-            flights: DashMap::new(),
+            flights: Flights::default(),
             solvers: DashMap::new(),
         }
     }
@@ -249,34 +233,7 @@ impl Shared {
     /// [`Config::max_searches_per_client`]. Answers that need no search (cache hits, unsolvable
     /// and invalid boards) never take one, so they are still served under overload.
     fn admit(&self, client: Option<IpAddr>) -> Result<Admission, Status> {
-        let limit = self.config.max_searches_per_client;
-        let client = match client {
-            Some(ip) if limit > 0 => {
-                let mut count = self.per_client.entry(ip).or_insert(0);
-                if *count >= limit {
-                    return Err(exhausted(format!(
-                        "client {ip} already has {limit} searches waiting or running (the per-client limit); retry later"
-                    )));
-                }
-                *count += 1;
-                Some(ClientSlot {
-                    counts: Arc::clone(&self.per_client),
-                    client: ip,
-                })
-            }
-            _ => None,
-        };
-        // On refusal here, `client` drops and gives its place back.
-        let permit = Arc::clone(&self.searches).try_acquire_owned().map_err(|_| {
-            exhausted(format!(
-                "the coordinator is at its limit of {} searches waiting or running; retry later",
-                self.config.max_searches
-            ))
-        })?;
-        Ok(Admission {
-            _permit: permit,
-            _client: client,
-        })
+        self.admissions.admit(client).map_err(exhausted)
     }
 
     fn solver(&self, goal: Goal, kind: HeuristicKind) -> Result<Arc<Solver>, Status> {
@@ -385,32 +342,60 @@ impl Shared {
             .map_err(|e| Status::failed_precondition(e.to_string()))
     }
 
-    /// Joins the search for `p`, starting it with `heuristic` if none is running.
+    /// Joins the search for `p` with `heuristic`, starting it if none is running.
     fn join(self: &Arc<Self>, p: &Puzzle, heuristic: HeuristicKind) -> WaiterGuard {
-        let flight = self
-            .flights
-            .entry(p.key)
-            .or_insert_with(|| {
-                let (state, _) = watch::channel(FlightState::default());
-                let flight = Arc::new(Flight {
-                    job: self.cluster.next_id(),
-                    heuristic,
-                    shape: p.board.shape(),
-                    state,
-                    waiters: AtomicUsize::new(0),
-                    cancelled: Arc::new(AtomicBool::new(false)),
-                });
-                let shared = Arc::clone(self);
-                let (board, goal, key) = (p.board, p.goal, p.key);
-                let f = Arc::clone(&flight);
-                tokio::spawn(async move { shared.drive(f, board, goal, heuristic, key).await });
-                flight
-            })
-            .clone();
-        flight.waiters.fetch_add(1, Ordering::AcqRel);
+        let key = (p.key, heuristic);
+        let joined = self.flights.join(key, || {
+            let (state, _) = watch::channel(FlightState::default());
+            let job = self.cluster.next_id();
+            let flight = Flight {
+                job,
+                heuristic,
+                shape: p.board.shape(),
+                state,
+                cancelled: Arc::new(AtomicBool::new(false)),
+            };
+            (job, flight)
+        });
+        if joined.started {
+            let shared = Arc::clone(self);
+            let (board, goal) = (p.board, p.goal);
+            let f = Arc::clone(&joined.flight);
+            tokio::spawn(async move { shared.drive(f, board, goal, heuristic, key).await });
+        }
         WaiterGuard {
-            flight,
-            cluster: self.cluster.clone(),
+            shared: Arc::clone(self),
+            key,
+            flight: joined.flight,
+        }
+    }
+
+    /// Follows the search for `p` to its answer: joins a flight with `heuristic` (telling
+    /// `joined`), waits, and for an AUTO request whose tables went away, joins one with the
+    /// heuristic the workers still serve.
+    async fn follow(
+        self: &Arc<Self>,
+        p: &Puzzle,
+        mut heuristic: HeuristicKind,
+        started: Instant,
+        mut joined: impl FnMut(&Flight),
+        mut progress: impl FnMut(&FlightState),
+    ) -> Answer {
+        loop {
+            let guard = self.join(p, heuristic);
+            joined(&guard.flight);
+            match self.wait(&guard, p, started, &mut progress).await {
+                Waited::Answer(answer) => return answer,
+                Waited::Fallback(kind) => {
+                    tracing::info!(
+                        job = guard.flight.job,
+                        from = %heuristic,
+                        to = %kind,
+                        "no connected worker serves the tables any more; searching on with another heuristic"
+                    );
+                    heuristic = kind;
+                }
+            }
         }
     }
 
@@ -421,7 +406,7 @@ impl Shared {
         board: Board,
         goal: Goal,
         heuristic: HeuristicKind,
-        key: BoardKey,
+        key: FlightKey,
     ) {
         let span = tracing::info_span!("job", job = flight.job, board = %board);
         let end =
@@ -440,7 +425,7 @@ impl Shared {
             }
             metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
         }
-        self.flights.remove_if(&key, |_, f| f.job == flight.job);
+        self.flights.end(key, flight.job);
         flight.state.send_modify(|s| s.end = Some(end));
     }
 
@@ -603,11 +588,12 @@ impl Shared {
     async fn wait(
         &self,
         guard: &WaiterGuard,
-        deadline: Option<Instant>,
+        p: &Puzzle,
         started: Instant,
         mut progress: impl FnMut(&FlightState),
-    ) -> Answer {
+    ) -> Waited {
         let flight = &guard.flight;
+        let deadline = p.deadline;
         let mut rx = flight.state.subscribe();
         let check = Duration::from_millis(200);
         let mut no_workers_since: Option<Instant> = None;
@@ -615,7 +601,7 @@ impl Shared {
             {
                 let state = rx.borrow_and_update();
                 if let Some(end) = &state.end {
-                    return self.finish(end, started);
+                    return Waited::Answer(self.finish(end, started));
                 }
                 progress(&state);
             }
@@ -624,18 +610,25 @@ impl Shared {
             // databases for a PDB job's shape): the units wait in the queue, for a while.
             let membership = self.cluster.membership();
             if !membership.can_serve(flight.heuristic, flight.shape) {
+                if p.requested.is_none()
+                    && membership.workers > 0
+                    && let Ok(kind) = choose_heuristic(None, &p.goal, &membership.pdb_shapes)
+                    && kind != flight.heuristic
+                {
+                    return Waited::Fallback(kind);
+                }
                 let since = *no_workers_since.get_or_insert(now);
                 let waited = now - since;
                 let deadline_passed = deadline.is_some_and(|d| now >= d);
                 if deadline_passed || waited >= self.config.unavailable_after {
                     if membership.workers == 0 {
-                        return Err(no_worker(started));
+                        return Waited::Answer(Err(no_worker(started)));
                     }
-                    return Err(Status::unavailable(format!(
+                    return Waited::Answer(Err(Status::unavailable(format!(
                         "no connected worker has pattern databases for {} boards any more (waited {:.1} s); restart a worker that has them",
                         flight.shape,
                         (now - started).as_secs_f64()
-                    )));
+                    ))));
                 }
             } else {
                 no_workers_since = None;
@@ -644,19 +637,19 @@ impl Shared {
                 && now >= d
             {
                 let state = rx.borrow();
-                return Ok(v1::SolveResponse {
+                return Waited::Answer(Ok(v1::SolveResponse {
                     lower_bound: state.bound,
                     nodes: state.nodes,
                     millis: started.elapsed().as_secs_f64() * 1e3,
                     error: "deadline exceeded before an optimal answer was proven".into(),
                     ..response(v1::Outcome::DeadlineExceeded)
-                });
+                }));
             }
             let wake = deadline.map_or(now + check, |d| d.min(now + check));
             tokio::select! {
                 changed = rx.changed() => {
                     if changed.is_err() {
-                        return Err(Status::internal("the search stopped without an answer"));
+                        return Waited::Answer(Err(Status::internal("the search stopped without an answer")));
                     }
                 }
                 _ = tokio::time::sleep_until(wake.into()) => {}
@@ -725,8 +718,8 @@ impl Shared {
         }
         let _admission = self.admit(client_address(&request))?;
         let heuristic = self.choose(&puzzle, started).await?;
-        let guard = self.join(&puzzle, heuristic);
-        self.wait(&guard, puzzle.deadline, started, |_| {}).await
+        self.follow(&puzzle, heuristic, started, |_| {}, |_| {})
+            .await
     }
 }
 
@@ -781,42 +774,50 @@ impl SolverRpc for SolverService {
             .choose(&puzzle, started)
             .await
             .inspect_err(|e| metric.failed(e))?;
-        let guard = shared.join(&puzzle, heuristic);
-        let running_jobs = shared.flights.len() as u32;
-        let _ = tx.try_send(Ok(event(v1::solve_event::Event::Queued(v1::Queued {
-            job: guard.flight.job,
-            running_jobs,
-        }))));
         tokio::spawn(async move {
             let mut last = (0u32, false);
-            let progress_tx = tx.clone();
-            let waiting = shared.wait(&guard, puzzle.deadline, started, |s| {
-                // Only bound changes and bound completions (at most two events per bound, never
-                // per node). The flight's state is a watch channel, so bounds that pass while
-                // this task is busy are coalesced into the latest, and `try_send` drops an event
-                // rather than queue it for a client that does not read.
-                if s.bound > 0 && (s.bound, s.bound_finished) != last {
-                    last = (s.bound, s.bound_finished);
-                    let _ = progress_tx.try_send(Ok(event(v1::solve_event::Event::Bound(
-                        v1::BoundProgress {
-                            bound: s.bound,
-                            nodes: s.nodes,
-                            units_done: s.units_done as u32,
-                            units_total: s.units_total as u32,
-                            finished: s.bound_finished,
-                        },
-                    ))));
-                }
-            });
-            // A client that goes away drops the receiver: stop waiting (the guard cancels).
+            let (queued_tx, progress_tx) = (tx.clone(), tx.clone());
+            let following = shared.follow(
+                &puzzle,
+                heuristic,
+                started,
+                |flight| {
+                    let running_jobs = shared.flights.len() as u32;
+                    let _ =
+                        queued_tx.try_send(Ok(event(v1::solve_event::Event::Queued(v1::Queued {
+                            job: flight.job,
+                            running_jobs,
+                        }))));
+                },
+                |s| {
+                    // Only bound changes and bound completions (at most two events per bound,
+                    // never per node). The flight's state is a watch channel, so bounds that
+                    // pass while this task is busy are coalesced into the latest, and
+                    // `try_send` drops an event rather than queue it for a client that does
+                    // not read.
+                    if s.bound > 0 && (s.bound, s.bound_finished) != last {
+                        last = (s.bound, s.bound_finished);
+                        let _ = progress_tx.try_send(Ok(event(v1::solve_event::Event::Bound(
+                            v1::BoundProgress {
+                                bound: s.bound,
+                                nodes: s.nodes,
+                                units_done: s.units_done as u32,
+                                units_total: s.units_total as u32,
+                                finished: s.bound_finished,
+                            },
+                        ))));
+                    }
+                },
+            );
+            // A client that goes away drops the receiver: stop waiting (leaving the flight
+            // cancels it if no one else waits).
             let answer = tokio::select! {
-                a = waiting => a,
+                a = following => a,
                 _ = tx.closed() => return,
             };
             metric.finish(&answer);
             let item = answer.map(|r| event(v1::solve_event::Event::Result(r)));
             let _ = tx.send(item).await;
-            drop(guard);
             drop(admission);
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))

@@ -224,13 +224,9 @@ pub async fn join_by_hand(
     tokio::sync::mpsc::UnboundedSender<v1::WorkerMessage>,
     tonic::Streaming<v1::CoordinatorMessage>,
 ) {
-    let before = cluster.stats().await.workers;
-    let mut client = npuzzle_proto::v1::cluster_client::ClusterClient::connect(cluster.url.clone())
-        .await
-        .unwrap();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tx.send(v1::WorkerMessage {
-        message: Some(v1::worker_message::Message::Hello(v1::Hello {
+    join_with_hello(
+        cluster,
+        v1::Hello {
             worker_id: name.into(),
             slots,
             version: "test".into(),
@@ -239,7 +235,27 @@ pub async fn join_by_hand(
                 v1::Heuristic::LinearConflict as i32,
             ],
             pattern_databases: vec![],
-        })),
+        },
+    )
+    .await
+}
+
+/// [`join_by_hand`] with any hello.
+pub async fn join_with_hello(
+    cluster: &Cluster,
+    hello: v1::Hello,
+) -> (
+    tokio::sync::mpsc::UnboundedSender<v1::WorkerMessage>,
+    tonic::Streaming<v1::CoordinatorMessage>,
+) {
+    let name = hello.worker_id.clone();
+    let before = cluster.stats().await.workers;
+    let mut client = npuzzle_proto::v1::cluster_client::ClusterClient::connect(cluster.url.clone())
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tx.send(v1::WorkerMessage {
+        message: Some(v1::worker_message::Message::Hello(hello)),
     })
     .unwrap();
     let inbound = client
