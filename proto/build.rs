@@ -14,6 +14,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("npuzzle_descriptor.bin"), fds.encode_to_vec())?;
     tonic_prost_build::configure()
+        // A message that does not decode is the sender's fault: INVALID_ARGUMENT, not INTERNAL.
+        .codec_path("crate::codec::CheckedCodec")
         // compile_fds does not add the lint allowances that the protoc path adds.
         .type_attribute(".", "#[allow(clippy::all)]")
         .compile_fds(fds)?;

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_to_wire, v1};
@@ -12,6 +13,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tonic::Status;
 
+use crate::quarantine::{Origin, Quarantine};
 use crate::scheduler::{
     Assignment, Capabilities, Command, DisconnectReason, JobId, JobOutcome, JobSpec, JobStats,
     Scheduler, SchedulerConfig, UnitResult, WorkerId,
@@ -67,6 +69,7 @@ impl Membership {
 enum Event {
     WorkerJoined {
         id: WorkerId,
+        origin: Origin,
         slots: usize,
         capabilities: Capabilities,
         tx: WorkerSender,
@@ -97,8 +100,9 @@ enum Event {
 #[derive(Clone)]
 pub struct ClusterHandle {
     tx: mpsc::UnboundedSender<Event>,
-    ids: std::sync::Arc<AtomicU64>,
+    ids: Arc<AtomicU64>,
     membership: watch::Receiver<Membership>,
+    quarantine: Arc<Mutex<Quarantine>>,
 }
 
 impl ClusterHandle {
@@ -122,15 +126,23 @@ impl ClusterHandle {
         self.membership.clone()
     }
 
+    /// Workers dropped for misbehaving, and claims struck: consulted at each hello, filled by
+    /// the actor as it drops workers.
+    pub fn quarantine(&self) -> MutexGuard<'_, Quarantine> {
+        lock(&self.quarantine)
+    }
+
     pub fn worker_joined(
         &self,
         id: WorkerId,
+        origin: Origin,
         slots: usize,
         capabilities: Capabilities,
         tx: WorkerSender,
     ) {
         let _ = self.tx.send(Event::WorkerJoined {
             id,
+            origin,
             slots,
             capabilities,
             tx,
@@ -166,46 +178,61 @@ impl ClusterHandle {
 
 /// Starts the actor; it runs until `shutdown` fires. With `metrics`, it exports the cluster's
 /// gauges and the scheduler's totals after every event (see [`crate::metrics`]).
+/// The quarantine's lock: every step on it is one map operation, so a poisoned lock is used as
+/// it is.
+fn lock(q: &Mutex<Quarantine>) -> MutexGuard<'_, Quarantine> {
+    q.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 pub fn spawn(
     config: SchedulerConfig,
+    quarantine_for: Duration,
     tick: Duration,
     metrics: bool,
     shutdown: CancellationToken,
 ) -> ClusterHandle {
     let (tx, rx) = mpsc::unbounded_channel();
     let (membership_tx, membership_rx) = watch::channel(Membership::default());
-    tokio::spawn(run(config, tick, metrics, rx, membership_tx, shutdown));
+    let quarantine = Arc::new(Mutex::new(Quarantine::new(quarantine_for)));
+    let actor = Actor {
+        scheduler: Scheduler::new(config),
+        workers: HashMap::new(),
+        jobs: HashMap::new(),
+        membership: membership_tx,
+        metrics,
+        quarantine: Arc::clone(&quarantine),
+    };
+    tokio::spawn(run(actor, tick, rx, shutdown));
     ClusterHandle {
         tx,
-        ids: std::sync::Arc::new(AtomicU64::new(1)),
+        ids: Arc::new(AtomicU64::new(1)),
         membership: membership_rx,
+        quarantine,
     }
+}
+
+/// A connected worker, as the actor knows it.
+struct Member {
+    tx: WorkerSender,
+    origin: Origin,
 }
 
 struct Actor {
     scheduler: Scheduler,
-    workers: HashMap<WorkerId, WorkerSender>,
+    workers: HashMap<WorkerId, Member>,
     jobs: HashMap<JobId, mpsc::UnboundedSender<JobEvent>>,
     membership: watch::Sender<Membership>,
     /// Export metrics after each event (only when an endpoint serves them).
     metrics: bool,
+    quarantine: Arc<Mutex<Quarantine>>,
 }
 
 async fn run(
-    config: SchedulerConfig,
+    mut actor: Actor,
     tick: Duration,
-    metrics: bool,
     mut rx: mpsc::UnboundedReceiver<Event>,
-    membership: watch::Sender<Membership>,
     shutdown: CancellationToken,
 ) {
-    let mut actor = Actor {
-        scheduler: Scheduler::new(config),
-        workers: HashMap::new(),
-        jobs: HashMap::new(),
-        membership,
-        metrics,
-    };
     let mut ticker = tokio::time::interval(tick);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -230,12 +257,13 @@ impl Actor {
         let commands = match event {
             Event::WorkerJoined {
                 id,
+                origin,
                 slots,
                 capabilities,
                 tx,
             } => {
                 tracing::info!(worker = id, slots, pdb_shapes = ?capabilities.pdb_shapes, "worker joined");
-                self.workers.insert(id, tx);
+                self.workers.insert(id, Member { tx, origin });
                 self.scheduler.add_worker(id, slots, capabilities, now)
             }
             Event::WorkerLeft { id } => {
@@ -290,7 +318,7 @@ impl Actor {
                     let sent = self
                         .workers
                         .get(&worker)
-                        .is_some_and(|tx| tx.send(Ok(message)).is_ok());
+                        .is_some_and(|m| m.tx.send(Ok(message)).is_ok());
                     if !sent {
                         // The stream is gone: the worker is lost and its units go back.
                         self.workers.remove(&worker);
@@ -305,7 +333,7 @@ impl Actor {
                     unit,
                     after_nodes,
                 } => {
-                    if let Some(tx) = self.workers.get(&worker) {
+                    if let Some(Member { tx, .. }) = self.workers.get(&worker) {
                         let _ = tx.send(Ok(v1::CoordinatorMessage {
                             message: Some(v1::coordinator_message::Message::YieldUnit(
                                 v1::YieldUnit {
@@ -319,7 +347,7 @@ impl Actor {
                     }
                 }
                 Command::Cancel { worker, job } => {
-                    if let Some(tx) = self.workers.get(&worker) {
+                    if let Some(Member { tx, .. }) = self.workers.get(&worker) {
                         let _ = tx.send(Ok(v1::CoordinatorMessage {
                             message: Some(v1::coordinator_message::Message::Cancel(
                                 v1::CancelJob { job },
@@ -328,7 +356,22 @@ impl Actor {
                     }
                 }
                 Command::Disconnect { worker, reason } => {
-                    if let Some(tx) = self.workers.remove(&worker) {
+                    if let Some(Member { tx, origin }) = self.workers.remove(&worker) {
+                        if matches!(
+                            reason,
+                            DisconnectReason::Failing | DisconnectReason::ForgedResult
+                        ) {
+                            let mut quarantine = lock(&self.quarantine);
+                            quarantine.add(&origin, Instant::now());
+                            if !quarantine.duration().is_zero() {
+                                tracing::warn!(
+                                    worker,
+                                    origin = %origin,
+                                    seconds = quarantine.duration().as_secs(),
+                                    "worker quarantined: its joins are refused for a while"
+                                );
+                            }
+                        }
                         let status = match reason {
                             DisconnectReason::LeaseExpired => {
                                 tracing::warn!(worker, "worker lease expired; closing its stream");
@@ -356,6 +399,11 @@ impl Actor {
                             }
                         };
                         let _ = tx.send(Err(status));
+                    }
+                }
+                Command::Revoked { worker, shape } => {
+                    if let Some(Member { origin, .. }) = self.workers.get(&worker) {
+                        lock(&self.quarantine).revoke(origin, shape, Instant::now());
                     }
                 }
                 Command::Progress {

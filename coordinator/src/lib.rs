@@ -17,6 +17,7 @@
 //! - [`cluster`]: the task that owns the scheduler and carries out its commands.
 //! - [`flights`]: identical requests sharing one search, and the limits on searches waiting or
 //!   running. No I/O.
+//! - [`quarantine`]: workers dropped for misbehaving, refused for a while. No I/O.
 //! - [`cache`]: board key → optimal path, bounded, every suffix stored.
 //! - [`store`]: the cache's durable copy in [`Config::cache_dir`] (a redb file), read back and
 //!   replayed at start-up, written by a background thread.
@@ -24,6 +25,8 @@
 //! - [`health`]: `grpc.health.v1` statuses: SERVING only while a worker is connected and the
 //!   coordinator is not draining.
 //! - [`metrics`]: the `npuzzle_coordinator_*` Prometheus metrics the adapters record.
+//! - [`incoming`]: the accepted connections, bounded in number, each closed if it sends
+//!   nothing soon after connecting.
 //! - [`auth`]: the client and worker tokens (an interceptor in front of each service) and the
 //!   TLS identity both services are served with.
 //! - [`run`]: serve on a listener until a shutdown token fires: both services, health, server
@@ -46,7 +49,9 @@ pub mod cache;
 pub mod cluster;
 pub mod flights;
 pub mod health;
+pub mod incoming;
 pub mod metrics;
+pub mod quarantine;
 pub mod scheduler;
 pub mod service;
 pub mod sim;
@@ -95,6 +100,21 @@ pub struct Config {
     /// A `Join` stream whose hello has not come within this long is closed
     /// (`DEADLINE_EXCEEDED`): a connection that never says who it is holds nothing for long.
     pub hello_timeout: Duration,
+    /// Workers connected at most; past it a join gets `RESOURCE_EXHAUSTED`.
+    pub max_workers: usize,
+    /// Slots one worker is counted with at most, whatever its hello claims: a worker that claims
+    /// thousands of threads cannot take more work at once than this.
+    pub max_slots_per_worker: usize,
+    /// A worker dropped for a forged result or for failing unit after unit is refused (its
+    /// name at its address) for this long, and a claim it refused is struck from its hellos for
+    /// as long (see [`quarantine`]). Zero: no quarantine.
+    pub quarantine_for: Duration,
+    /// TCP connections open at most (clients and workers together); past it a new connection
+    /// is closed at once and counted.
+    pub max_connections: usize,
+    /// A connection that sends nothing (no HTTP/2 preface, no TLS hello) within this long of
+    /// being accepted is closed.
+    pub first_byte_timeout: Duration,
     pub scheduler: SchedulerConfig,
     /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint. Bind it first
     /// ([`MetricsListener::bind`]) to learn its address (port 0 picks a free one).
@@ -121,6 +141,11 @@ impl Default for Config {
             unavailable_after: Duration::from_secs(10),
             tick: Duration::from_millis(500),
             hello_timeout: Duration::from_secs(10),
+            max_workers: 1024,
+            max_slots_per_worker: 256,
+            quarantine_for: Duration::from_secs(120),
+            max_connections: 16_384,
+            first_byte_timeout: Duration::from_secs(10),
             scheduler: SchedulerConfig::default(),
             metrics: None,
             drain: Duration::ZERO,
@@ -168,7 +193,10 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<(), Error> {
     config.validate()?;
-    let mut server = tonic::transport::Server::builder();
+    // HTTP/2 pings find peers that stopped answering on a connection that is still open.
+    let mut server = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(20)));
     if let Some(tls) = &config.tls {
         server = server
             .tls_config(tonic::transport::ServerTlsConfig::new().identity(tls.identity.clone()))
@@ -203,6 +231,7 @@ pub async fn run(
     }
     let cluster = cluster::spawn(
         config.scheduler.clone(),
+        config.quarantine_for,
         config.tick,
         config.metrics.is_some(),
         stop.clone(),
@@ -215,6 +244,10 @@ pub async fn run(
         config.drain,
         stop.clone(),
     ));
+    let limits = incoming::Limits {
+        max_connections: config.max_connections.max(1),
+        first_byte: config.first_byte_timeout,
+    };
     let solver_auth = auth::RequireToken::solver(&config.auth);
     let cluster_auth = auth::RequireToken::cluster(&config.auth);
     let shared = Arc::new(service::Shared::new(
@@ -223,7 +256,13 @@ pub async fn run(
     let closing = Arc::clone(&shared);
     // Small messages (cancels, results) must not wait for Nagle's algorithm and a delayed ACK:
     // that alone costs 40 ms. (`Server::tcp_nodelay` does not reach a listener we bring.)
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    let incoming = incoming::bounded(
+        TcpIncoming::from(listener)
+            .with_nodelay(Some(true))
+            // Peers that vanished without closing (a cable pulled, a VM gone) are found out.
+            .with_keepalive(Some(Duration::from_secs(60))),
+        limits,
+    );
     let served = server
         .add_service(SolverServer::with_interceptor(
             service::SolverService {

@@ -67,6 +67,23 @@ struct Args {
     /// clients share the proxy's); past it that client gets RESOURCE_EXHAUSTED. 0: no limit.
     #[arg(long, env = "NPUZZLE_MAX_SEARCHES_PER_CLIENT", default_value_t = 1_000)]
     max_searches_per_client: usize,
+    /// TCP connections open at most, clients and workers together; past it a new connection is
+    /// closed at once (and counted in npuzzle_coordinator_connections_refused_total). A
+    /// connection that sends nothing within 10 s of connecting is closed too.
+    #[arg(long, env = "NPUZZLE_MAX_CONNECTIONS", default_value_t = 16_384)]
+    max_connections: usize,
+    /// Workers connected at most; past it a joining worker gets RESOURCE_EXHAUSTED.
+    #[arg(long, env = "NPUZZLE_MAX_WORKERS", default_value_t = 1024)]
+    max_workers: usize,
+    /// Search threads one worker is counted with at most, whatever it claims.
+    #[arg(long, env = "NPUZZLE_MAX_SLOTS_PER_WORKER", default_value_t = 256)]
+    max_slots_per_worker: usize,
+    /// A worker dropped for a forged result or for failing unit after unit is refused (its name
+    /// at its address; an address with 4 such names, whatever the name) for this many seconds,
+    /// and pattern databases it claimed but refused to search with are struck from its hellos
+    /// for as long. 0: no quarantine.
+    #[arg(long, env = "NPUZZLE_QUARANTINE_SECS", default_value_t = 120)]
+    quarantine_secs: u64,
     /// Nodes a worker may expand on one unit before it hands back the rest (kept, not searched
     /// again), so that other searches get a turn (0: no limit).
     #[arg(long, env = "NPUZZLE_UNIT_BUDGET", default_value_t = 20_000_000)]
@@ -171,6 +188,10 @@ async fn main() -> anyhow::Result<()> {
         probe_nodes: args.probe_nodes,
         max_searches: args.max_searches.max(1),
         max_searches_per_client: args.max_searches_per_client,
+        max_workers: args.max_workers.max(1),
+        max_connections: args.max_connections.max(1),
+        max_slots_per_worker: args.max_slots_per_worker.max(1),
+        quarantine_for: Duration::from_secs(args.quarantine_secs),
         scheduler: SchedulerConfig {
             node_budget: args.unit_budget,
             hand_back_after: args.hand_back_after,

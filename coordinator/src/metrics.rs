@@ -34,6 +34,7 @@ pub const UNITS_SPLIT: &str = "npuzzle_coordinator_units_split_total";
 pub const UNITS_REQUEUED: &str = "npuzzle_coordinator_units_requeued_total";
 pub const SERVING: &str = "npuzzle_coordinator_serving";
 pub const UNAUTHENTICATED: &str = "npuzzle_coordinator_unauthenticated_total";
+pub const CONNECTIONS_REFUSED: &str = "npuzzle_coordinator_connections_refused_total";
 
 /// Gives every metric its `# HELP` line. Call after the recorder is installed.
 pub fn describe() {
@@ -87,6 +88,10 @@ pub fn describe() {
     describe_counter!(
         UNAUTHENTICATED,
         "Calls refused for want of a valid token, by service (npuzzle.v1.Solver, npuzzle.v1.Cluster) and reason (missing, malformed, invalid)"
+    );
+    describe_counter!(
+        CONNECTIONS_REFUSED,
+        "TCP connections closed on accept because max_connections were open"
     );
 }
 

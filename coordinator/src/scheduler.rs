@@ -355,6 +355,9 @@ pub enum Command {
         worker: WorkerId,
         reason: DisconnectReason,
     },
+    /// `worker` refused a unit it claimed to serve (`UNSUPPORTED` for pattern databases of
+    /// `shape`): the claim is struck, and should be struck from its next hellos for a while.
+    Revoked { worker: WorkerId, shape: Shape },
     /// A bound started (`finished: false`) or was exhausted everywhere (`finished: true`).
     Progress {
         job: JobId,
@@ -1299,14 +1302,16 @@ impl Scheduler {
                 if let Report::Failed(e) = &result.report {
                     tracing::warn!(job = job_id, worker, error = %e, "unit failed; requeued");
                 }
+                let mut commands = Vec::new();
                 if let Report::Unsupported(e) = &result.report {
                     // Its hello promised more than it has: send it no more of these.
                     tracing::warn!(job = job_id, worker, error = %e, "unit unsupported; requeued");
                     let shape = job.spec.root.shape();
                     if job.spec.heuristic == HeuristicKind::Pdb
                         && let Some(w) = self.workers.get_mut(&worker)
+                        && w.capabilities.pdb_shapes.remove(&shape)
                     {
-                        w.capabilities.pdb_shapes.remove(&shape);
+                        commands.push(Command::Revoked { worker, shape });
                     }
                 }
                 job.tasks[tid].state = TaskState::Pending;
@@ -1318,17 +1323,17 @@ impl Scheduler {
                     w.failures >= limit
                 });
                 if !failing {
-                    return Vec::new();
+                    return commands;
                 }
                 tracing::warn!(
                     worker,
                     failures = limit,
                     "a worker failed every unit it was given; dropping it"
                 );
-                let mut commands = vec![Command::Disconnect {
+                commands.push(Command::Disconnect {
                     worker,
                     reason: DisconnectReason::Failing,
-                }];
+                });
                 commands.extend(self.remove_worker(worker));
                 commands
             }

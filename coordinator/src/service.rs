@@ -16,7 +16,7 @@
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -40,6 +40,7 @@ use crate::cache::Cache;
 use crate::cluster::{ClusterHandle, JobEvent};
 use crate::flights::{Admission, Admissions, FlightKey, Flights, Left, Refusal};
 use crate::metrics::RequestMetric;
+use crate::quarantine::Origin;
 use crate::scheduler::{
     Capabilities, HandedBack, JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult,
     choose_heuristic,
@@ -64,6 +65,17 @@ pub struct Shared {
     admissions: Arc<Admissions>,
     /// Fired when the coordinator starts shutting down: from then on new requests are refused.
     draining: CancellationToken,
+    /// Workers whose hello was accepted and whose stream is still open: [`Config::max_workers`].
+    worker_streams: Arc<AtomicUsize>,
+}
+
+/// One open worker stream, counted until it ends.
+struct WorkerStream(Arc<AtomicUsize>);
+
+impl Drop for WorkerStream {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// `RESOURCE_EXHAUSTED` with a `retry-after-ms` hint.
@@ -216,6 +228,7 @@ impl Shared {
             config,
             cluster,
             flights: Flights::default(),
+            worker_streams: Arc::new(AtomicUsize::new(0)),
             solvers: DashMap::new(),
         }
     }
@@ -917,6 +930,7 @@ impl Cluster for ClusterService {
         &self,
         request: Request<Streaming<v1::WorkerMessage>>,
     ) -> Result<Response<Self::JoinStream>, Status> {
+        let address = request.remote_addr().map(|a| a.ip());
         let mut inbound = request.into_inner();
         let patience = self.shared.config.hello_timeout;
         let first = tokio::time::timeout(patience, inbound.message())
@@ -937,12 +951,33 @@ impl Cluster for ClusterService {
                 ));
             }
         };
+        let config = &self.shared.config;
         let cluster = self.shared.cluster.clone();
         let id = cluster.next_id();
-        let slots = (hello.slots as usize).clamp(1, 1024);
+        let slots = (hello.slots as usize).clamp(1, config.max_slots_per_worker.max(1));
         // Names and versions are logged: cut to a length logs can carry.
         let name: String = hello.worker_id.chars().take(64).collect();
         let version: String = hello.version.chars().take(32).collect();
+        let origin = Origin::new(address, &name);
+        let now = Instant::now();
+        let revoked = {
+            let mut quarantine = cluster.quarantine();
+            quarantine.purge(now);
+            if let Some(left) = quarantine.refuses(&origin, now) {
+                return Err(Status::permission_denied(format!(
+                    "worker {origin} was dropped for misbehaving (forged results, or failing unit after unit) and is quarantined for another {} s; check its logs",
+                    left.as_secs() + 1
+                )));
+            }
+            quarantine.revoked(&origin, now)
+        };
+        let stream = WorkerStream(Arc::clone(&self.shared.worker_streams));
+        if stream.0.fetch_add(1, Ordering::AcqRel) >= config.max_workers {
+            return Err(Status::resource_exhausted(format!(
+                "the coordinator already has its limit of {} workers connected",
+                config.max_workers
+            )));
+        }
         let mut capabilities = Capabilities::default();
         let mut ignored = 0usize;
         let mut first_error = None;
@@ -960,6 +995,8 @@ impl Cluster for ClusterService {
             }
         }
         ignored += hello.pattern_databases.len().saturating_sub(16);
+        // Tables it claimed and then refused to search with, not long ago.
+        capabilities.pdb_shapes.retain(|s| !revoked.contains(s));
         if ignored > 0 {
             // One line per hello, whatever it holds.
             let error: String = first_error.unwrap_or_default().chars().take(200).collect();
@@ -967,8 +1004,9 @@ impl Cluster for ClusterService {
         }
         tracing::info!(worker = id, %name, slots, %version, pattern_databases = hello.pattern_databases.len(), "hello");
         let (tx, rx) = mpsc::unbounded_channel();
-        cluster.worker_joined(id, slots, capabilities, tx);
+        cluster.worker_joined(id, origin, slots, capabilities, tx);
         tokio::spawn(async move {
+            let _counted = stream;
             // The stream ends (or breaks) when the worker goes away.
             while let Ok(Some(msg)) = inbound.message().await {
                 match msg.message {

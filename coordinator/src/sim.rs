@@ -477,7 +477,8 @@ impl Sim<'_> {
                         self.at(2.0 * latency, Event::Submit { index: next });
                     }
                 }
-                Command::Progress { .. } | Command::Disconnect { .. } => {}
+                Command::Progress { .. } | Command::Disconnect { .. } | Command::Revoked { .. } => {
+                }
             }
         }
     }

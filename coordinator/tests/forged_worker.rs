@@ -6,7 +6,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Cluster, eager_config, join_by_hand, korf, replays_to_blank_first, request};
+use common::{
+    Cluster, eager_config, hand_hello, join_by_hand, korf, replays_to_blank_first, request,
+    try_join,
+};
 use npuzzle_proto::{board_from_wire, goal_from_wire, moves_to_wire, v1};
 use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Solver};
 
@@ -101,4 +104,15 @@ async fn a_worker_forging_longer_paths_is_dropped_and_only_the_optimum_is_answer
     assert!(again.cached);
     assert_eq!(again.length as usize, optimal);
     assert!(replays_to_blank_first(&tiles, &again.moves));
+
+    // Quarantined: the same name from the same address is refused for a while; other workers
+    // on the same host still join.
+    let refused = try_join(&cluster, hand_hello("forger", 4))
+        .await
+        .map(|_| ())
+        .expect_err("a quarantined worker joined again");
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
+    assert!(refused.message().contains("quarantined"), "{refused:?}");
+    cluster.add_worker(1).await;
+    assert_eq!(cluster.stats().await.workers, 2);
 }

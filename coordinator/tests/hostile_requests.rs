@@ -1,5 +1,6 @@
 //! Hostile requests through a real coordinator: deadlines past any clock (`timeout_ms` and the
-//! `grpc-timeout` header), a message over the size limit, and a stream of arbitrary requests.
+//! `grpc-timeout` header), a message over the size limit, bytes that do not decode, and a
+//! stream of arbitrary requests.
 //! Each gets an answer or a status that names the problem; the coordinator keeps serving.
 //!
 //! The arbitrary requests run 2,000 cases by default (each is a gRPC round trip);
@@ -95,6 +96,37 @@ async fn a_message_over_the_size_limit_is_refused_and_the_coordinator_serves_on(
     );
     assert!(e.message().contains("too large"), "{}", e.message());
     let answer = client.solve(easy()).await.unwrap().into_inner();
+    assert_eq!(answer.moves, "RR");
+}
+
+/// Bytes that are not a `SolveRequest` (field 1, the board, sent as a number) are the client's
+/// fault: `INVALID_ARGUMENT` naming the message, and the coordinator serves on.
+#[tokio::test]
+async fn a_message_that_does_not_decode_is_invalid_argument() {
+    let cluster = Cluster::start(config()).await;
+    let channel = tonic::transport::Endpoint::from_shared(cluster.url.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready().await.unwrap();
+    let codec: npuzzle_proto::codec::CheckedCodec<u64, v1::SolveResponse> = Default::default();
+    let e = grpc
+        .unary(
+            tonic::Request::new(7u64),
+            tonic::codegen::http::uri::PathAndQuery::from_static("/npuzzle.v1.Solver/Solve"),
+            codec,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e}");
+    assert!(e.message().contains("SolveRequest"), "{}", e.message());
+    let answer = v1::solver_client::SolverClient::new(channel)
+        .solve(easy())
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(answer.moves, "RR");
 }
 

@@ -91,6 +91,7 @@ impl Sim {
                 } => {
                     self.asked_back.insert((job, epoch, unit), after_nodes);
                 }
+                Command::Revoked { .. } => {}
                 Command::Disconnect { worker, .. } => {
                     // The connection closes: whatever the worker had queued is gone with it.
                     self.disconnected.push(worker);

@@ -5,6 +5,7 @@
 //! descriptor set for server reflection, conversions to and from `npuzzle-solver` types, and
 //! [`security`]: the bearer tokens and TLS settings with which calls reach the coordinator.
 
+pub mod codec;
 mod convert;
 pub mod security;
 

@@ -224,20 +224,48 @@ pub async fn join_by_hand(
     tokio::sync::mpsc::UnboundedSender<v1::WorkerMessage>,
     tonic::Streaming<v1::CoordinatorMessage>,
 ) {
-    join_with_hello(
-        cluster,
-        v1::Hello {
-            worker_id: name.into(),
-            slots,
-            version: "test".into(),
-            heuristics: vec![
-                v1::Heuristic::Manhattan as i32,
-                v1::Heuristic::LinearConflict as i32,
-            ],
-            pattern_databases: vec![],
-        },
-    )
-    .await
+    join_with_hello(cluster, hand_hello(name, slots)).await
+}
+
+/// The hello of [`join_by_hand`].
+pub fn hand_hello(name: &str, slots: u32) -> v1::Hello {
+    v1::Hello {
+        worker_id: name.into(),
+        slots,
+        version: "test".into(),
+        heuristics: vec![
+            v1::Heuristic::Manhattan as i32,
+            v1::Heuristic::LinearConflict as i32,
+        ],
+        pattern_databases: vec![],
+    }
+}
+
+/// Opens a `Join` stream with `hello`: the coordinator's answer (its stream, or the status it
+/// refused the join with), without waiting to be counted.
+pub async fn try_join(
+    cluster: &Cluster,
+    hello: v1::Hello,
+) -> Result<
+    (
+        tokio::sync::mpsc::UnboundedSender<v1::WorkerMessage>,
+        tonic::Streaming<v1::CoordinatorMessage>,
+    ),
+    tonic::Status,
+> {
+    let mut client = npuzzle_proto::v1::cluster_client::ClusterClient::connect(cluster.url.clone())
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tx.send(v1::WorkerMessage {
+        message: Some(v1::worker_message::Message::Hello(hello)),
+    })
+    .unwrap();
+    let inbound = client
+        .join(tokio_stream::wrappers::UnboundedReceiverStream::new(rx))
+        .await?
+        .into_inner();
+    Ok((tx, inbound))
 }
 
 /// [`join_by_hand`] with any hello.
@@ -250,19 +278,7 @@ pub async fn join_with_hello(
 ) {
     let name = hello.worker_id.clone();
     let before = cluster.stats().await.workers;
-    let mut client = npuzzle_proto::v1::cluster_client::ClusterClient::connect(cluster.url.clone())
-        .await
-        .unwrap();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tx.send(v1::WorkerMessage {
-        message: Some(v1::worker_message::Message::Hello(hello)),
-    })
-    .unwrap();
-    let inbound = client
-        .join(tokio_stream::wrappers::UnboundedReceiverStream::new(rx))
-        .await
-        .unwrap()
-        .into_inner();
+    let (tx, inbound) = try_join(cluster, hello).await.unwrap();
     let joined = std::time::Instant::now();
     while cluster.stats().await.workers == before {
         assert!(
