@@ -72,6 +72,12 @@ struct Args {
     /// connection that sends nothing within 10 s of connecting is closed too.
     #[arg(long, env = "NPUZZLE_MAX_CONNECTIONS", default_value_t = 16_384)]
     max_connections: usize,
+    /// The share of worker reports (a unit searched without a find, a whole search's answer)
+    /// searched again by another worker before they are relied on, from 0 (none) to 1 (all).
+    /// A worker caught lying is dropped and quarantined, and every running job that relied on
+    /// it starts over. Costs about that share of extra search, and latency. See README.
+    #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", default_value_t = 0.0, value_parser = fraction)]
+    audit_fraction: f64,
     /// Workers connected at most; past it a joining worker gets RESOURCE_EXHAUSTED.
     #[arg(long, env = "NPUZZLE_MAX_WORKERS", default_value_t = 1024)]
     max_workers: usize,
@@ -143,6 +149,18 @@ struct Args {
     tls_key: Option<PathBuf>,
 }
 
+/// A share from 0 to 1.
+fn fraction(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not between 0 and 1"))
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -195,6 +213,12 @@ async fn main() -> anyhow::Result<()> {
         scheduler: SchedulerConfig {
             node_budget: args.unit_budget,
             hand_back_after: args.hand_back_after,
+            audit_fraction: args.audit_fraction,
+            // Which reports are audited must not be predictable by a worker.
+            audit_seed: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+                ^ u64::from(std::process::id()),
             lease_timeout: Duration::from_secs(args.lease_secs.max(1)),
             ..SchedulerConfig::default()
         },

@@ -116,6 +116,14 @@ pub struct SchedulerConfig {
     /// stops at its node budget well before), so that a worker that holds units while it
     /// heartbeats is found out.
     pub max_task_age: Duration,
+    /// The share of reports checked by another worker (0: none, 1: all): a unit reported
+    /// exhausted (or handed back), and a whole search's answer, are searched again by a
+    /// different worker before the job moves on, under the bound the report implies. A
+    /// disagreement drops the reporter as a forger and restarts every running job it reported
+    /// on. See README (Security and threat model) for what this does and does not guarantee.
+    pub audit_fraction: f64,
+    /// Which reports are audited is a hash of the report's place and this seed.
+    pub audit_seed: u64,
 }
 
 impl Default for SchedulerConfig {
@@ -131,6 +139,8 @@ impl Default for SchedulerConfig {
             max_failures: 8,
             ask_timeout: Duration::from_secs(10),
             max_task_age: Duration::from_secs(120),
+            audit_fraction: 0.0,
+            audit_seed: 0,
         }
     }
 }
@@ -317,6 +327,9 @@ pub struct JobStats {
     /// Nodes searched by tasks that stopped the old way (`BUDGET_EXCEEDED`) and were searched
     /// again: the only work the scheduler throws away.
     pub discarded_nodes: u64,
+    /// Reports searched again by another worker, and those that turned out to be lies.
+    pub audits: usize,
+    pub audits_failed: usize,
 }
 
 /// Counts since the scheduler started, over every job (running or over), for the caller to
@@ -433,7 +446,40 @@ struct Task {
     asked_at: Option<Instant>,
     /// A whole job: search bound after bound.
     iterate: bool,
+    /// An audit: searched under its own bound, by any worker but the reporter.
+    audit: Option<AuditOf>,
 }
+
+/// What an audit task checks: that `reporter`'s word holds, by searching under `bound`
+/// (which must find nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AuditOf {
+    reporter: WorkerId,
+    bound: u32,
+}
+
+/// A report picked for an audit, checked when its bound is over.
+#[derive(Clone, Debug)]
+struct Claim {
+    unit: usize,
+    work: WorkUnit,
+    reporter: WorkerId,
+    /// The bound to search it under; `None`: one below the next bound (the report said nothing
+    /// shorter than that is in its subtree).
+    bound: Option<u32>,
+}
+
+/// Audits a job waits for before it goes on.
+#[derive(Clone, Debug)]
+enum Auditing {
+    /// Then the next bound.
+    Bound { next: u32 },
+    /// Then this answer of a whole search, with the bounds its worker reported.
+    Answer { path: Vec<Move>, bounds: Vec<u32> },
+}
+
+/// Claims kept per bound at most: audits add a bounded delay and memory.
+const MAX_CLAIMS: usize = 64;
 
 impl Unit {
     fn new(work: WorkUnit, solver: &Solver, last_nodes: u64) -> Unit {
@@ -459,6 +505,7 @@ impl Task {
             since: None,
             asked_at: None,
             iterate: false,
+            audit: None,
         }
     }
 }
@@ -481,6 +528,14 @@ struct Job {
     stats: JobStats,
     /// Its key in [`Scheduler::runnable`] while it has queued tasks.
     indexed: Option<(usize, JobId)>,
+    /// The bound it started from (the coordinator's own lower bound): where a restart begins.
+    floor: u32,
+    /// Reports of this bound picked for an audit.
+    claims: Vec<Claim>,
+    /// Set while the job waits for its audits.
+    auditing: Option<Auditing>,
+    /// Workers whose reports it relies on: if one is caught lying, the job starts over.
+    reporters: HashSet<WorkerId>,
 }
 
 struct Worker {
@@ -527,6 +582,23 @@ const MAX_NEXT_BOUND: u32 = 2 * npuzzle_solver::MAX_DEPTH as u32;
 /// Whether `next` can be an honest next bound above `bound` (`u32::MAX`: none met).
 fn valid_next_bound(next: u32, bound: u32) -> bool {
     next == u32::MAX || (next > bound && next <= MAX_NEXT_BOUND)
+}
+
+/// Whether the report on task `tid` of `job` in `epoch` is audited: a hash of those and the
+/// seed, below [`SchedulerConfig::audit_fraction`]. A worker cannot tell which reports are.
+fn audit_pick(config: &SchedulerConfig, job: JobId, epoch: Epoch, tid: UnitId) -> bool {
+    if config.audit_fraction <= 0.0 {
+        return false;
+    }
+    // splitmix64 over the report's place.
+    let mut z = config.audit_seed
+        ^ job.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ u64::from(epoch).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        ^ u64::from(tid).wrapping_mul(0x1656_67B1_9E37_79F9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z as f64 / u64::MAX as f64) < config.audit_fraction
 }
 
 /// The least growth of nodes from one bound to the next assumed for predictions, and the most.
@@ -608,6 +680,24 @@ impl Job {
                 self.units.push(unit);
             }
         }
+    }
+
+    /// Replaces the bound's tasks by `audits`, each searched under its own bound by a worker
+    /// other than its reporter, without a budget (never cut: a lie must be found whole).
+    fn start_audits(&mut self, audits: Vec<(usize, WorkUnit, AuditOf)>) {
+        self.epoch += 1;
+        self.tasks = audits
+            .into_iter()
+            .map(|(unit, work, audit)| Task {
+                unbudgeted: true,
+                audit: Some(audit),
+                ..Task::new(unit, work, 0.0)
+            })
+            .collect();
+        self.queue = (0..self.tasks.len() as UnitId).rev().collect();
+        self.open = self.tasks.len();
+        self.running = 0;
+        self.stats.audits += self.tasks.len();
     }
 
     fn progress(&self, finished: bool) -> Command {
@@ -890,6 +980,7 @@ impl Scheduler {
             commands.extend(self.remove_worker(id));
         }
         commands.extend(self.check_held(now));
+        commands.extend(self.release_unauditable());
         commands
     }
 
@@ -972,6 +1063,10 @@ impl Scheduler {
             open: 0,
             next_bound: u32::MAX,
             indexed: None,
+            floor: bound,
+            claims: Vec::new(),
+            auditing: None,
+            reporters: HashSet::new(),
         };
         job.queue_all(&self.config, self.slots());
         if whole && let Some(task) = job.tasks.first_mut() {
@@ -1098,12 +1193,26 @@ impl Scheduler {
     /// A current result: move the task and the job along.
     fn apply(&mut self, worker: WorkerId, result: UnitResult) -> Vec<Command> {
         let job_id = result.job;
+        // Whether this report is checked by another worker, if one can.
+        let audited = audit_pick(&self.config, job_id, result.epoch, result.unit)
+            && self
+                .jobs
+                .get(&job_id)
+                .is_some_and(|j| self.can_audit(j, worker));
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
         let tid = result.unit as usize;
         job.running -= 1;
         let iterate = job.tasks[tid].iterate;
+        if let Some(audit) = job.tasks[tid].audit
+            && !matches!(
+                result.report,
+                Report::Cancelled | Report::Failed(_) | Report::Unsupported(_)
+            )
+        {
+            return self.apply_audit(job_id, tid, worker, audit, result);
+        }
         match result.report {
             Report::Found(suffix) => {
                 let mut path = job.tasks[tid].work.prefix.clone();
@@ -1131,6 +1240,19 @@ impl Scheduler {
                 } else {
                     len == job.bound
                 };
+                if reaches && within && iterate && audited && len > job.floor {
+                    // Hold the answer until another worker finds nothing shorter.
+                    let bounds = result.iterations.iter().map(|&(b, _)| b).collect();
+                    job.reporters.insert(worker);
+                    job.auditing = Some(Auditing::Answer { path, bounds });
+                    let task = &job.tasks[tid];
+                    let audit = AuditOf {
+                        reporter: worker,
+                        bound: len - 1,
+                    };
+                    job.start_audits(vec![(task.unit, task.work.clone(), audit)]);
+                    return Vec::new();
+                }
                 if reaches && within {
                     let Some(job) = self.retire(job_id) else {
                         return Vec::new();
@@ -1169,6 +1291,16 @@ impl Scheduler {
                 unit.nodes = unit.nodes.saturating_add(result.expanded);
                 job.next_bound = job.next_bound.min(next_bound);
                 job.open -= 1;
+                job.reporters.insert(worker);
+                if audited && job.claims.len() < MAX_CLAIMS {
+                    let task = &job.tasks[tid];
+                    job.claims.push(Claim {
+                        unit: task.unit,
+                        work: task.work.clone(),
+                        reporter: worker,
+                        bound: None,
+                    });
+                }
                 self.after_task(job_id)
             }
             Report::Split {
@@ -1189,6 +1321,22 @@ impl Scheduler {
                 }
                 let mut partial = result.expanded;
                 let mut commands = Vec::new();
+                job.reporters.insert(worker);
+                if audited && job.claims.len() < MAX_CLAIMS {
+                    // Its word: nothing in the part it searched at this bound (checked, with
+                    // the rest, by searching the whole task again) and, for a whole search,
+                    // nothing below the bound it reached.
+                    let task = &job.tasks[tid];
+                    let bound = iterate.then(|| bound.saturating_sub(1));
+                    if bound.is_none_or(|b| b >= job.floor) {
+                        job.claims.push(Claim {
+                            unit: task.unit,
+                            work: task.work.clone(),
+                            reporter: worker,
+                            bound,
+                        });
+                    }
+                }
                 if iterate {
                     // The whole job becomes a distributed one at the bound its worker reached,
                     // with what that worker measured: nodes per bound, the partial bound.
@@ -1342,12 +1490,29 @@ impl Scheduler {
 
     /// After a task of `job_id` is done: when none of the bound's is left, move to the next bound.
     fn after_task(&mut self, job_id: JobId) -> Vec<Command> {
-        let slots = self.slots();
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
         if job.open > 0 {
             return Vec::new();
+        }
+        match job.auditing.take() {
+            // Every audit found nothing: the reports hold.
+            Some(Auditing::Bound { next }) => return self.advance(job_id, next),
+            Some(Auditing::Answer { path, bounds }) => {
+                let Some(mut job) = self.retire(job_id) else {
+                    return Vec::new();
+                };
+                job.stats.bounds = bounds;
+                let mut commands = self.cancel_everywhere(job_id);
+                commands.push(Command::Finish {
+                    job: job_id,
+                    outcome: JobOutcome::Solved { path },
+                    stats: job.stats,
+                });
+                return commands;
+            }
+            None => {}
         }
         // Barrier reached: every task exhausted this bound.
         let mut commands = vec![job.progress(true)];
@@ -1361,6 +1526,198 @@ impl Scheduler {
         // Every task exhausted the bound, so no solution is that short: the next bound is at
         // least one more, whatever was reported.
         let next = job.next_bound.max(job.bound + 1);
+        let claims = std::mem::take(&mut job.claims);
+        let audits: Vec<(usize, WorkUnit, AuditOf)> = claims
+            .into_iter()
+            .filter(|c| self.can_audit(&self.jobs[&job_id], c.reporter))
+            .map(|c| {
+                let bound = c.bound.unwrap_or(next - 1);
+                let audit = AuditOf {
+                    reporter: c.reporter,
+                    bound,
+                };
+                (c.unit, c.work, audit)
+            })
+            .collect();
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return commands;
+        };
+        if !audits.is_empty() {
+            // The next bound waits until other workers have searched these again.
+            job.auditing = Some(Auditing::Bound { next });
+            job.start_audits(audits);
+            return commands;
+        }
+        commands.extend(self.advance(job_id, next));
+        commands
+    }
+
+    /// Whether some connected worker other than `reporter` can search `job`'s units.
+    fn can_audit(&self, job: &Job, reporter: WorkerId) -> bool {
+        let shape = job.spec.root.shape();
+        self.workers
+            .iter()
+            .any(|(&id, w)| id != reporter && w.capabilities.can_search(job.spec.heuristic, shape))
+    }
+
+    /// The result of an audit task: nothing found under its bound confirms the report; a path
+    /// that checks out proves the reporter lied.
+    fn apply_audit(
+        &mut self,
+        job_id: JobId,
+        tid: usize,
+        worker: WorkerId,
+        audit: AuditOf,
+        result: UnitResult,
+    ) -> Vec<Command> {
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        match result.report {
+            Report::Exhausted { .. } => {
+                job.tasks[tid].state = TaskState::Done;
+                job.open -= 1;
+                self.after_task(job_id)
+            }
+            Report::Found(suffix) => {
+                let mut path = job.tasks[tid].work.prefix.clone();
+                path.extend(suffix);
+                let reaches = job
+                    .spec
+                    .root
+                    .verify(&path, &job.spec.goal)
+                    .is_ok_and(|v| v.reaches_goal);
+                if !reaches || path.len() as u32 > audit.bound {
+                    return self.forged(job_id, tid, worker, "an audit's path does not check out");
+                }
+                job.stats.audits_failed += 1;
+                tracing::warn!(
+                    job = job_id,
+                    liar = audit.reporter,
+                    auditor = worker,
+                    bound = audit.bound,
+                    length = path.len(),
+                    "an audit found a path its reporter said was not there; dropping the reporter and starting over every job it reported on"
+                );
+                self.caught(audit.reporter)
+            }
+            // Audits are searched without a budget and never asked back: an honest worker
+            // neither splits nor stops them.
+            _ => self.forged(
+                job_id,
+                tid,
+                worker,
+                "an audit searched without a budget came back cut",
+            ),
+        }
+    }
+
+    /// `liar` was caught by an audit: every running job that relied on its reports starts over
+    /// from its first bound, and it is dropped as a forger.
+    fn caught(&mut self, liar: WorkerId) -> Vec<Command> {
+        let mut jobs: Vec<JobId> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.reporters.contains(&liar))
+            .map(|(&id, _)| id)
+            .collect();
+        jobs.sort_unstable();
+        let mut commands = Vec::new();
+        for id in jobs {
+            commands.extend(self.restart(id));
+        }
+        if self.workers.contains_key(&liar) {
+            commands.push(Command::Disconnect {
+                worker: liar,
+                reason: DisconnectReason::ForgedResult,
+            });
+            commands.extend(self.remove_worker(liar));
+        }
+        commands
+    }
+
+    /// Starts job `job_id` over from its first bound, keeping its units. Tasks still running
+    /// for it finish unheeded (their epoch is over): no cancel, which a worker would apply to
+    /// the job's new tasks too.
+    fn restart(&mut self, job_id: JobId) -> Vec<Command> {
+        let slots = self.slots();
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let asked = job
+            .tasks
+            .iter()
+            .filter(|t| {
+                matches!(
+                    t.state,
+                    TaskState::Running {
+                        asked_back: true,
+                        ..
+                    }
+                )
+            })
+            .count();
+        job.auditing = None;
+        job.claims.clear();
+        job.reporters.clear();
+        job.bound = job.floor;
+        job.epoch += 1;
+        job.stats.bounds = vec![job.floor];
+        job.queue_all(&self.config, slots);
+        let whole = job.spec.whole && job.units.iter().filter(|u| !u.retired).count() == 1;
+        if whole && let Some(task) = job.tasks.first_mut() {
+            task.iterate = true;
+            task.predicted = f64::INFINITY;
+        }
+        job.stats.units += job.tasks.len();
+        let progress = job.progress(false);
+        self.asked_out -= asked;
+        self.reindex(job_id);
+        vec![progress]
+    }
+
+    /// Audits that no connected worker but their reporter could search are let go (a worker
+    /// cannot check itself): the job goes on on the reporter's word, as without audits.
+    fn release_unauditable(&mut self) -> Vec<Command> {
+        let mut released = Vec::new();
+        for (&job_id, job) in &self.jobs {
+            if job.auditing.is_none() {
+                continue;
+            }
+            for &tid in &job.queue {
+                if let Some(audit) = job.tasks[tid as usize].audit
+                    && !self.can_audit(job, audit.reporter)
+                {
+                    released.push((job_id, tid));
+                }
+            }
+        }
+        if released.is_empty() {
+            return Vec::new();
+        }
+        released.sort_unstable();
+        let mut commands = Vec::new();
+        for (job_id, tid) in released {
+            let Some(job) = self.jobs.get_mut(&job_id) else {
+                continue;
+            };
+            job.queue.retain(|&t| t != tid);
+            job.tasks[tid as usize].state = TaskState::Done;
+            job.open -= 1;
+            commands.extend(self.after_task(job_id));
+            self.reindex(job_id);
+        }
+        commands.extend(self.dispatch());
+        commands
+    }
+
+    /// Moves job `job_id` on to bound `next`, or ends it past the deepest search.
+    fn advance(&mut self, job_id: JobId, next: u32) -> Vec<Command> {
+        let slots = self.slots();
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let mut commands = Vec::new();
         if next >= npuzzle_solver::MAX_DEPTH as u32 {
             // No path within the deepest bound the search can hold.
             let lower_bound = job.bound;
@@ -1392,9 +1749,13 @@ impl Scheduler {
             let w = self.workers.get(&wid)?;
             self.runnable.iter().find_map(|&(_, jid)| {
                 let j = self.jobs.get(&jid)?;
-                w.capabilities
-                    .can_search(j.spec.heuristic, j.spec.root.shape())
-                    .then_some((wid, jid))
+                // An audit never goes to the worker whose report it checks.
+                let next = j.queue.last().and_then(|&t| j.tasks.get(t as usize))?;
+                let own_report = next.audit.is_some_and(|a| a.reporter == wid);
+                (!own_report
+                    && w.capabilities
+                        .can_search(j.spec.heuristic, j.spec.root.shape()))
+                .then_some((wid, jid))
             })
         })
     }
@@ -1424,7 +1785,7 @@ impl Scheduler {
                 work: task.work.clone(),
                 goal: job.spec.goal,
                 heuristic: job.spec.heuristic,
-                bound: job.bound,
+                bound: task.audit.map_or(job.bound, |a| a.bound),
                 node_budget: if task.unbudgeted {
                     0
                 } else {

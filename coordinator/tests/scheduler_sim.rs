@@ -1107,3 +1107,153 @@ fn a_worker_that_heartbeats_but_holds_its_unit_is_found_out() {
     sim.run(&[(2, 1)], false);
     check_optimal(&sim, 3, &root);
 }
+
+/// Worker `w` answers its oldest assignment with a lie: exhausted, next bound two up, having
+/// searched nothing (an audit it is given is "exhausted" too). False if it had none.
+fn lie_step(sim: &mut Sim, w: WorkerId) -> bool {
+    let Some(a) = sim.inbox.get_mut(&w).and_then(|q| q.pop_front()) else {
+        return false;
+    };
+    let lie = UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        report: Report::Exhausted {
+            next_bound: a.bound + 2,
+        },
+        expanded: 1,
+        iterations: Vec::new(),
+    };
+    sim.now += Duration::from_millis(1);
+    let cmds = sim.sched.on_result(w, lie, sim.now);
+    sim.handle(cmds);
+    true
+}
+
+/// A fast liar (worker 1: all it holds each turn) and an honest worker (2: one unit each turn)
+/// in turns, until nothing is left to do.
+fn run_with_liar(sim: &mut Sim) {
+    for _ in 0..100_000 {
+        let mut lied = false;
+        while !sim.disconnected.contains(&1) && lie_step(sim, 1) {
+            lied = true;
+        }
+        let searched = sim.step(2, false);
+        if !lied && !searched {
+            return;
+        }
+    }
+    panic!("the simulation did not settle");
+}
+
+#[test]
+fn an_audited_liar_is_caught_dropped_and_its_jobs_start_over() {
+    // Without audits, the lie does harm: the bound that holds the answer is skipped, so the
+    // honest worker's optimal path is then shorter than the bound (and rejected), or a longer
+    // path is accepted.
+    let mut trusting = Sim::new(SchedulerConfig::default());
+    trusting.add_worker(1, 8);
+    trusting.add_worker(2, 1);
+    let root = trusting.submit(1, KORF_42, korf_goal(), 20);
+    run_with_liar(&mut trusting);
+    let optimum = optimal(&root);
+    let harmed = trusting.disconnected.contains(&2)
+        || trusting.finished.iter().any(|(_, outcome, _)| {
+            !matches!(outcome, JobOutcome::Solved { path } if path.len() == optimum)
+        });
+    assert!(
+        harmed,
+        "the liar got no unit that mattered: this proves nothing"
+    );
+
+    // With every report audited, the lie is found, the liar dropped, the job started over.
+    let mut audited = Sim::new(SchedulerConfig {
+        audit_fraction: 1.0,
+        ..SchedulerConfig::default()
+    });
+    audited.add_worker(1, 8);
+    audited.add_worker(2, 1);
+    let root = audited.submit(1, KORF_42, korf_goal(), 20);
+    run_with_liar(&mut audited);
+    check_optimal(&audited, 1, &root);
+    assert_eq!(audited.disconnected, vec![1], "the liar, and only it");
+    let (_, _, stats) = &audited.finished[0];
+    assert!(stats.audits > 0 && stats.audits_failed == 1, "{stats:?}");
+    assert!(!audited.disconnected.contains(&2));
+}
+
+#[test]
+fn a_whole_search_answer_longer_than_optimal_is_caught_by_its_audit() {
+    let mut sim = Sim::new(SchedulerConfig {
+        audit_fraction: 1.0,
+        ..SchedulerConfig::default()
+    });
+    sim.add_worker(1, 1);
+    sim.add_worker(2, 1);
+    let root = sim.submit_whole(4, KORF_12, lc_solver());
+    let a = sim
+        .inbox
+        .get_mut(&1)
+        .unwrap()
+        .pop_front()
+        .expect("worker 1 got the whole job");
+    assert!(a.iterate);
+    // The liar answers at once: the optimal path with a detour, and bounds that "rose" to it.
+    let solver = lc_solver();
+    let npuzzle_solver::SearchOutcome::Solved(mut path) =
+        solver.solve(&root, &Limits::default()).unwrap().outcome
+    else {
+        panic!("Korf #12 is solvable");
+    };
+    path.extend(npuzzle_solver::parse_moves("RL").unwrap());
+    let iterations = (a.bound..=path.len() as u32)
+        .step_by(2)
+        .map(|b| (b, 1))
+        .collect();
+    let lie = UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        report: Report::Found(path),
+        expanded: 1,
+        iterations,
+    };
+    let cmds = sim.sched.on_result(1, lie, sim.now);
+    sim.handle(cmds);
+    assert!(sim.finished.is_empty(), "the answer waits for its audit");
+    sim.inbox.get_mut(&1).unwrap().clear();
+    sim.run(&[(2, 1)], false);
+    check_optimal(&sim, 4, &root);
+    assert_eq!(sim.disconnected, vec![1]);
+    let (_, _, stats) = &sim.finished[0];
+    assert_eq!(
+        (stats.audits_failed, sim.finished.len()),
+        (1, 1),
+        "{stats:?}"
+    );
+}
+
+#[test]
+fn honest_reports_pass_their_audits_and_answers_stay_optimal() {
+    let mut sim = Sim::new(SchedulerConfig {
+        audit_fraction: 0.5,
+        audit_seed: 7,
+        ..SchedulerConfig::default()
+    });
+    sim.add_worker(1, 1);
+    sim.add_worker(2, 2);
+    let roots = [
+        (1, sim.submit(1, KORF_12, korf_goal(), 30)),
+        (2, sim.submit(2, KORF_55, korf_goal(), 30)),
+    ];
+    let whole = sim.submit_whole(3, KORF_42, lc_solver());
+    sim.run(&[(1, 1), (2, 2)], false);
+    for (job, root) in roots.iter().chain([&(3, whole)]) {
+        check_optimal(&sim, *job, root);
+    }
+    assert!(sim.disconnected.is_empty());
+    let audits: usize = sim.finished.iter().map(|(_, _, s)| s.audits).sum();
+    let failed: usize = sim.finished.iter().map(|(_, _, s)| s.audits_failed).sum();
+    assert!(audits > 0, "nothing was audited");
+    assert_eq!(failed, 0);
+}
