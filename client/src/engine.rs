@@ -17,7 +17,39 @@ use serde::Serialize;
 pub enum Status {
     Solved,
     Unsolvable,
+    /// The input is wrong: the board (or the settings for it) cannot be searched.
     Invalid,
+    /// The board is fine but got no answer this time (see [`Record::reason`]): a deadline, a
+    /// coordinator that stayed busy or unreachable. Worth trying again (`--resume` does).
+    Failed,
+}
+
+/// Why a board [`Status::Failed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailReason {
+    /// Its `--timeout` passed before an optimal answer was proven.
+    Deadline,
+    /// The search was stopped before an answer (by the coordinator).
+    Cancelled,
+    /// The coordinator stayed unreachable, or without workers, for `--retry-for`.
+    Unavailable,
+    /// The coordinator stayed at its limit of searches for `--retry-for`.
+    Busy,
+    /// The coordinator answered with an error of its own.
+    Internal,
+}
+
+impl std::fmt::Display for FailReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FailReason::Deadline => "deadline",
+            FailReason::Cancelled => "cancelled",
+            FailReason::Unavailable => "unavailable",
+            FailReason::Busy => "busy",
+            FailReason::Internal => "internal",
+        })
+    }
 }
 
 /// One answer, as `--json` and `--output jsonl` print it.
@@ -36,53 +68,66 @@ pub struct Record {
     pub millis: f64,
     /// Answered from the coordinator's cache (always false with `--serial`).
     pub cached: bool,
-    /// What is wrong with the input; `null` unless invalid.
+    /// What is wrong with the input (invalid), or why there is no answer (failed); `null`
+    /// otherwise.
     pub error: Option<String>,
+    /// Why it failed; `null` unless failed.
+    pub reason: Option<FailReason>,
 }
 
 impl Record {
-    /// An answer timed from `started` (to the microsecond, which keeps the JSON short):
-    /// `unsolvable` until [`Record::with_moves`] or [`Record::failed`] says otherwise.
-    pub fn answered(index: usize, nodes: u64, cached: bool, started: Instant) -> Record {
+    fn new(index: usize, status: Status) -> Record {
         Record {
             index,
-            status: Status::Unsolvable,
-            moves: None,
-            length: None,
-            nodes,
-            millis: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-            cached,
-            error: None,
-        }
-    }
-
-    /// The same answer, solved by `moves` (upper-case letters).
-    pub fn with_moves(mut self, moves: String) -> Record {
-        self.status = Status::Solved;
-        self.length = Some(moves.len());
-        self.moves = Some(moves);
-        self
-    }
-
-    /// The same answer, turned `invalid` with `error`.
-    pub fn failed(mut self, error: String) -> Record {
-        self.status = Status::Invalid;
-        self.error = Some(error);
-        self
-    }
-
-    /// An `invalid` record.
-    pub fn invalid(index: usize, error: impl Into<String>) -> Record {
-        Record {
-            index,
-            status: Status::Invalid,
+            status,
             moves: None,
             length: None,
             nodes: 0,
             millis: 0.0,
             cached: false,
-            error: Some(error.into()),
+            error: None,
+            reason: None,
         }
+    }
+
+    /// Solved by `moves` (upper-case letters).
+    pub fn solved(index: usize, moves: String) -> Record {
+        Record {
+            length: Some(moves.len()),
+            moves: Some(moves),
+            ..Record::new(index, Status::Solved)
+        }
+    }
+
+    /// Proven unsolvable (by parity).
+    pub fn unsolvable(index: usize) -> Record {
+        Record::new(index, Status::Unsolvable)
+    }
+
+    /// The input is wrong: `error` says how.
+    pub fn invalid(index: usize, error: impl Into<String>) -> Record {
+        Record {
+            error: Some(error.into()),
+            ..Record::new(index, Status::Invalid)
+        }
+    }
+
+    /// No answer this time, for `reason`; `error` says more.
+    pub fn failed(index: usize, reason: FailReason, error: impl Into<String>) -> Record {
+        Record {
+            reason: Some(reason),
+            error: Some(error.into()),
+            ..Record::new(index, Status::Failed)
+        }
+    }
+
+    /// The same record with the search's cost: `nodes`, whether it came from the cache, and
+    /// the time since `started` (to the microsecond, which keeps the JSON short).
+    pub fn costing(mut self, nodes: u64, cached: bool, started: Instant) -> Record {
+        self.nodes = nodes;
+        self.cached = cached;
+        self.millis = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
+        self
     }
 }
 
@@ -202,13 +247,17 @@ impl Engine {
             Ok(r) => r,
             Err(e) => return Record::invalid(index, e.to_string()),
         };
-        let record = Record::answered(index, report.stats.expanded, false, started);
-        match report.outcome {
-            SearchOutcome::Solved(path) => record.with_moves(moves_to_string(&path)),
-            SearchOutcome::Unsolvable => record,
+        let record = match report.outcome {
+            SearchOutcome::Solved(path) => Record::solved(index, moves_to_string(&path)),
+            SearchOutcome::Unsolvable => Record::unsolvable(index),
             // Without limits the search only ends solved or unsolvable; say so if it did not.
-            other => record.failed(format!("search ended without an answer: {other:?}")),
-        }
+            other => Record::failed(
+                index,
+                FailReason::Internal,
+                format!("search ended without an answer: {other:?}"),
+            ),
+        };
+        record.costing(report.stats.expanded, false, started)
     }
 }
 

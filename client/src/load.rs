@@ -650,16 +650,6 @@ fn how(answer: &Result<v1::SolveResponse, Status>) -> String {
     }
 }
 
-/// The wait a `RESOURCE_EXHAUSTED` status asks for (its `retry-after-ms`), at most `cap`.
-fn retry_wait(status: &Status, cap: Duration) -> Duration {
-    status
-        .metadata()
-        .get("retry-after-ms")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(cap, |ms| Duration::from_millis(ms).min(cap))
-}
-
 /// Sends one request until it has an answer (retrying on `RESOURCE_EXHAUSTED`) or its timeout
 /// passes, and judges the answer.
 async fn ask(
@@ -686,7 +676,8 @@ async fn ask(
             Ok(Err(s)) if s.code() == Code::ResourceExhausted => {
                 // Between half and all of the hint, so that refused clients do not all come
                 // back at the same instant.
-                let wait = retry_wait(&s, plan.max_retry_wait).mul_f64(rng.random_range(0.5..=1.0));
+                let wait = remote::retry_wait(&s, plan.max_retry_wait)
+                    .mul_f64(rng.random_range(0.5..=1.0));
                 if Instant::now() + wait >= deadline {
                     break Err(Status::resource_exhausted(format!(
                         "still refused after {retries} retries: {}",
@@ -1196,11 +1187,14 @@ mod tests {
             tonic::metadata::MetadataValue::from(1000u32),
         );
         let cap = Duration::from_millis(50);
-        assert_eq!(retry_wait(&refused, cap), cap);
+        assert_eq!(remote::retry_wait(&refused, cap), cap);
         assert_eq!(
-            retry_wait(&refused, Duration::from_secs(5)),
+            remote::retry_wait(&refused, Duration::from_secs(5)),
             Duration::from_secs(1)
         );
-        assert_eq!(retry_wait(&Status::resource_exhausted("busy"), cap), cap);
+        assert_eq!(
+            remote::retry_wait(&Status::resource_exhausted("busy"), cap),
+            cap
+        );
     }
 }

@@ -409,12 +409,49 @@ struct GenArgs {
     goal: GoalSpec,
 }
 
+/// How long boards may take through a coordinator, and how long a busy or unreachable one is
+/// waited for.
+#[derive(Args)]
+struct PatienceOptions {
+    /// Each board's deadline, in seconds: past it the board is `failed` (reason `deadline`),
+    /// with the lower bound proven so far. Not with --serial.
+    #[arg(long, env = "NPUZZLE_TIMEOUT", value_name = "SECS")]
+    timeout: Option<f64>,
+    /// A coordinator at its limit of searches, unreachable or restarting is asked again, with
+    /// backoff, for this many seconds; then the board is `failed`.
+    #[arg(
+        long,
+        env = "NPUZZLE_RETRY_FOR",
+        value_name = "SECS",
+        default_value_t = 300.0
+    )]
+    retry_for: f64,
+}
+
+impl PatienceOptions {
+    fn patience(&self, serial: bool) -> anyhow::Result<remote::Patience> {
+        let seconds = |what: &str, s: f64| {
+            std::time::Duration::try_from_secs_f64(s)
+                .map_err(|_| anyhow::anyhow!("{what} {s}: expected seconds, 0 or more"))
+        };
+        if serial && self.timeout.is_some() {
+            anyhow::bail!("--timeout needs a coordinator (or the embedded cluster), not --serial");
+        }
+        Ok(remote::Patience {
+            retry_for: seconds("--retry-for", self.retry_for)?,
+            timeout: self.timeout.map(|t| seconds("--timeout", t)).transpose()?,
+        })
+    }
+}
+
 #[derive(Args)]
 struct SolveArgs {
     /// The board, row-major: tiles separated by spaces or commas; 0, x, X or _ is the blank.
     board: String,
     #[command(flatten)]
     options: BoardOptions,
+    #[command(flatten)]
+    patience: PatienceOptions,
     /// Print one JSON object instead of the moves.
     #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
@@ -444,6 +481,8 @@ struct BatchArgs {
     jobs: usize,
     #[command(flatten)]
     options: BoardOptions,
+    #[command(flatten)]
+    patience: PatienceOptions,
 }
 
 #[derive(Args)]
@@ -669,6 +708,7 @@ fn check_engine(o: &BoardOptions) -> anyhow::Result<()> {
 
 fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
     check_engine(&args.options)?;
+    let patience = args.patience.patience(args.options.serial)?;
     let settings = settings(&args.options);
     let record = if args.options.serial {
         Engine::new(settings).solve_text(0, &args.board, None)
@@ -677,9 +717,17 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
             .ok()
             .map(|b| BTreeSet::from([b.shape()]));
         with_coordinator(&args.options, &settings, shape, async |mut client| {
-            remote::solve(&mut client, 0, &args.board, None, &settings)
-                .await
-                .map_err(|s| anyhow::anyhow!("coordinator: {}", s.message()))
+            let waiting = std::sync::atomic::AtomicUsize::new(0);
+            Ok(remote::solve(
+                &mut client,
+                0,
+                &args.board,
+                None,
+                &settings,
+                patience,
+                &waiting,
+            )
+            .await?)
         })?
     };
     let mut out = io::stdout().lock();
@@ -696,13 +744,13 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
                     record.error.as_deref().unwrap_or("invalid board")
                 );
             }
+            Status::Failed => eprintln!("{}", sink::text_line(&record, Format::Lines)),
         }
     }
-    Ok(if record.status == Status::Invalid {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit_code(
+        record.status == Status::Invalid,
+        record.status == Status::Failed,
+    ))
 }
 
 fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
@@ -733,6 +781,7 @@ fn generate(args: GenArgs) -> anyhow::Result<ExitCode> {
 
 fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     check_engine(&args.options)?;
+    let patience = args.patience.patience(args.options.serial)?;
     if args.resume && args.out.is_none() {
         anyhow::bail!("--resume needs --out FILE: the answers to keep are read from it");
     }
@@ -784,7 +833,7 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
     } else {
         let shapes = scan.filter(|_| embedded).map(|s| s.shapes);
         with_coordinator(&args.options, &options.settings, shapes, async |client| {
-            Ok(remote::batch(input, sink, client, &options).await?)
+            Ok(remote::batch(input, sink, client, &options, patience).await?)
         })?
     };
     if watched {
@@ -793,11 +842,20 @@ fn batch(args: BatchArgs) -> anyhow::Result<ExitCode> {
         }
         eprintln!("{summary}");
     }
-    Ok(if summary.invalid > 0 {
+    Ok(exit_code(summary.invalid > 0, summary.failed > 0))
+}
+
+/// 0: every board answered (solved or unsolvable); 1: some input was invalid; 3: some board
+/// failed (a deadline, a coordinator busy or unreachable for too long): worth running again
+/// (`batch --resume` retries only those). Errors that stop the run are 2.
+fn exit_code(invalid: bool, failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::from(3)
+    } else if invalid {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 /// What one pass over a batch file tells.

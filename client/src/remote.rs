@@ -3,6 +3,8 @@
 //! that `npuzzle` uses when no `--coordinator` is given.
 
 use std::io::{self, BufRead, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -17,7 +19,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::batch::{BatchOptions, Sink, Summary};
-use crate::engine::{HeuristicChoice, Record, Settings};
+use crate::engine::{FailReason, HeuristicChoice, Record, Settings};
 use crate::input::{Format, Item, Reader};
 
 /// A connection to a coordinator's `npuzzle.v1.Solver`, every call carrying the client token
@@ -173,47 +175,161 @@ fn request(
     })
 }
 
+/// How long a board may take, and how long a coordinator that cannot take it now is waited
+/// for.
+#[derive(Clone, Copy, Debug)]
+pub struct Patience {
+    /// A board the coordinator cannot take now (at its limit of searches, unreachable,
+    /// restarting, without workers) is sent again, with backoff, for this long; then it
+    /// `failed`.
+    pub retry_for: Duration,
+    /// Each board's deadline at the coordinator (`timeout_ms`); past it the board `failed`
+    /// (`deadline`). `None`: no deadline.
+    pub timeout: Option<Duration>,
+}
+
+impl Default for Patience {
+    fn default() -> Self {
+        Patience {
+            retry_for: Duration::from_secs(300),
+            timeout: None,
+        }
+    }
+}
+
+/// Why a run through a coordinator stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// Refused for good (a wrong or missing token, a call not allowed): retrying cannot help.
+    #[error("the coordinator refused the request ({code:?}): {message}")]
+    Refused { code: tonic::Code, message: String },
+    #[error("cannot read the input: {0}")]
+    Input(io::Error),
+    #[error("cannot write the answers: {0}")]
+    Output(#[from] io::Error),
+}
+
+/// The wait a `RESOURCE_EXHAUSTED` status asks for (its `retry-after-ms` hint, 1 s without
+/// one), at most `cap`.
+pub fn retry_wait(status: &tonic::Status, cap: Duration) -> Duration {
+    status
+        .metadata()
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(Duration::from_secs(1), Duration::from_millis)
+        .min(cap)
+}
+
+/// What to do with a status the coordinator (or the transport) answered with.
+enum Next {
+    /// The board is invalid: this message says why.
+    Invalid(String),
+    /// Stop the run.
+    Refused(RemoteError),
+    /// Send it again after this long; if time runs out, it failed for this reason.
+    Retry(Duration, FailReason),
+}
+
+/// Backoff for an unreachable coordinator: 100 ms doubling to 5 s.
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(100u64 << attempt.min(6)).min(Duration::from_secs(5))
+}
+
+fn judge(status: &tonic::Status, attempt: u32) -> Next {
+    use tonic::Code;
+    match status.code() {
+        Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => {
+            Next::Invalid(status.message().to_string())
+        }
+        Code::Unauthenticated | Code::PermissionDenied | Code::Unimplemented => {
+            Next::Refused(RemoteError::Refused {
+                code: status.code(),
+                message: status.message().to_string(),
+            })
+        }
+        Code::ResourceExhausted => Next::Retry(
+            retry_wait(status, Duration::from_secs(30)),
+            FailReason::Busy,
+        ),
+        Code::Internal | Code::DataLoss => Next::Retry(backoff(attempt), FailReason::Internal),
+        // Unavailable (down, restarting, draining, no worker), a connection cut mid-call.
+        _ => Next::Retry(backoff(attempt), FailReason::Unavailable),
+    }
+}
+
 /// Solves one board through the coordinator. Invalid input (here or at the coordinator), and a
 /// heuristic no connected worker serves (no pattern databases for the shape), is an `invalid`
-/// record; transport failures are errors.
+/// record. A coordinator that cannot take the board now is asked again, with backoff (its
+/// `retry-after-ms` hint when it is busy, with jitter), for `patience.retry_for`; then the
+/// board `failed`. `waiting` counts the boards waiting to be sent again, for a progress bar.
 pub async fn solve(
     client: &mut Coordinator,
     index: usize,
     text: &str,
     shape: Option<Shape>,
     settings: &Settings,
-) -> Result<Record, tonic::Status> {
+    patience: Patience,
+    waiting: &AtomicUsize,
+) -> Result<Record, RemoteError> {
     let started = Instant::now();
-    let req = match request(text, shape, settings) {
+    let mut req = match request(text, shape, settings) {
         Ok(r) => r,
         Err(e) => return Ok(Record::invalid(index, e)),
     };
-    let r = match client.solve(req).await {
-        Ok(r) => r.into_inner(),
-        Err(s)
-            if matches!(
-                s.code(),
-                tonic::Code::InvalidArgument | tonic::Code::FailedPrecondition
-            ) =>
-        {
-            return Ok(Record::invalid(index, s.message()));
+    if let Some(t) = patience.timeout {
+        req.timeout_ms = (t.as_millis() as u64).max(1);
+    }
+    let give_up = started + patience.retry_for;
+    let mut attempt = 0u32;
+    let r = loop {
+        let status = match client.solve(req.clone()).await {
+            Ok(r) => break r.into_inner(),
+            Err(status) => status,
+        };
+        let (wait, reason) = match judge(&status, attempt) {
+            Next::Invalid(message) => return Ok(Record::invalid(index, message)),
+            Next::Refused(e) => return Err(e),
+            Next::Retry(wait, reason) => (wait, reason),
+        };
+        // Spread out the clients that were refused together.
+        let wait = wait.mul_f64(1.0 + rand::random::<f64>() * 0.5);
+        if Instant::now() + wait > give_up {
+            let error = format!(
+                "{} (still after {:.0} s of retries; --retry-for sets how long)",
+                status.message(),
+                patience.retry_for.as_secs_f64()
+            );
+            return Ok(Record::failed(index, reason, error).costing(0, false, started));
         }
-        Err(s) => return Err(s),
+        attempt += 1;
+        waiting.fetch_add(1, Ordering::Relaxed);
+        tokio::time::sleep(wait).await;
+        waiting.fetch_sub(1, Ordering::Relaxed);
     };
-    let record = Record::answered(index, r.nodes, r.cached, started);
     let record = match v1::Outcome::try_from(r.outcome) {
-        Ok(v1::Outcome::Solved) => record.with_moves(r.moves),
-        Ok(v1::Outcome::Unsolvable) => record,
-        _ => {
+        Ok(v1::Outcome::Solved) => Record::solved(index, r.moves),
+        Ok(v1::Outcome::Unsolvable) => Record::unsolvable(index),
+        Ok(v1::Outcome::InvalidArgument) => Record::invalid(index, r.error),
+        outcome => {
+            let reason = match outcome {
+                Ok(v1::Outcome::DeadlineExceeded) => FailReason::Deadline,
+                Ok(v1::Outcome::Cancelled) => FailReason::Cancelled,
+                _ => FailReason::Internal,
+            };
             let why = if r.error.is_empty() {
-                "search stopped"
+                "the search stopped"
             } else {
                 &r.error
             };
-            record.failed(format!("no answer: {why} (lower bound {})", r.lower_bound))
+            Record::failed(
+                index,
+                reason,
+                format!("{why} (lower bound {})", r.lower_bound),
+            )
         }
     };
-    Ok(record)
+    Ok(record.costing(r.nodes, r.cached, started))
 }
 
 /// Batch through a coordinator: up to `options.jobs` requests in flight (default 4 per core),
@@ -223,7 +339,8 @@ pub async fn batch<R, W>(
     mut sink: Sink<W>,
     client: Coordinator,
     options: &BatchOptions,
-) -> io::Result<Summary>
+    patience: Patience,
+) -> Result<Summary, RemoteError>
 where
     R: BufRead + Send + 'static,
     W: Write,
@@ -249,26 +366,54 @@ where
         }
     });
     let settings = options.settings.clone();
+    let waiting = Arc::new(AtomicUsize::new(0));
     let mut answers = ReceiverStream::new(rx)
         .map(|item| {
             let mut client = client.clone();
             let settings = settings.clone();
+            let waiting = Arc::clone(&waiting);
             async move {
-                let (item, format) = item?;
+                let (item, format) = item.map_err(RemoteError::Input)?;
                 let mut record = match &item.error {
                     Some(e) => Record::invalid(item.index, e.clone()),
-                    None => solve(&mut client, item.index, &item.text, item.shape, &settings)
-                        .await
-                        .map_err(|s| io::Error::other(format!("coordinator: {}", s.message())))?,
+                    None => {
+                        solve(
+                            &mut client,
+                            item.index,
+                            &item.text,
+                            item.shape,
+                            &settings,
+                            patience,
+                            &waiting,
+                        )
+                        .await?
+                    }
                 };
                 if let Some(e) = record.error.as_mut() {
                     *e = format!("line {}: {e}", item.line);
                 }
-                Ok::<_, io::Error>((record, format))
+                Ok::<_, RemoteError>((record, format))
             }
         })
         .buffered(in_flight);
-    while let Some(answer) = answers.next().await {
+    // Answers in input order; meanwhile the progress bar says when boards wait for the
+    // coordinator.
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut shown = 0;
+    loop {
+        let answer = tokio::select! {
+            answer = answers.next() => answer,
+            _ = tick.tick() => {
+                let now = waiting.load(Ordering::Relaxed);
+                if now != shown {
+                    shown = now;
+                    let note = format!("waiting for the coordinator ({now} boards to send again)");
+                    sink.waiting((now > 0).then_some(note.as_str()));
+                }
+                continue;
+            }
+        };
+        let Some(answer) = answer else { break };
         let (record, format) = answer?;
         sink.write(&record, format)?;
         sink.flush()?;

@@ -45,6 +45,8 @@ pub struct Summary {
     pub solved: usize,
     pub unsolvable: usize,
     pub invalid: usize,
+    /// No answer this time (deadline, coordinator busy or unreachable): `--resume` retries them.
+    pub failed: usize,
     /// Answers the coordinator had cached.
     pub cached: usize,
     pub nodes: u64,
@@ -53,7 +55,7 @@ pub struct Summary {
 
 impl Summary {
     pub fn total(&self) -> usize {
-        self.solved + self.unsolvable + self.invalid
+        self.solved + self.unsolvable + self.invalid + self.failed
     }
 
     pub(crate) fn add(&mut self, r: &Record) {
@@ -61,6 +63,7 @@ impl Summary {
             Status::Solved => self.solved += 1,
             Status::Unsolvable => self.unsolvable += 1,
             Status::Invalid => self.invalid += 1,
+            Status::Failed => self.failed += 1,
         }
         self.cached += r.cached as usize;
         self.nodes += r.nodes;
@@ -72,11 +75,12 @@ impl std::fmt::Display for Summary {
         let secs = self.elapsed.as_secs_f64();
         write!(
             f,
-            "{} boards: {} solved, {} unsolvable, {} invalid, {} from cache; {} nodes; {:.2} s",
+            "{} boards: {} solved, {} unsolvable, {} invalid, {} failed, {} from cache; {} nodes; {:.2} s",
             self.total(),
             self.solved,
             self.unsolvable,
             self.invalid,
+            self.failed,
             self.cached,
             self.nodes,
             secs
@@ -90,7 +94,7 @@ impl std::fmt::Display for Summary {
 
 /// One answer in the judge's text format for `format`: upper-case moves (lower-case for
 /// `poj1077`), `unsolvable` (`This puzzle is not solvable.` for `uva10181`), or
-/// `invalid: <reason>`.
+/// `invalid: <what is wrong>`, or `failed: <reason>: <what happened>`.
 pub fn text_line(record: &Record, format: Format) -> String {
     match record.status {
         Status::Solved => {
@@ -104,6 +108,11 @@ pub fn text_line(record: &Record, format: Format) -> String {
         Status::Unsolvable if format == Format::Uva10181 => "This puzzle is not solvable.".into(),
         Status::Unsolvable => "unsolvable".into(),
         Status::Invalid => format!("invalid: {}", record.error.as_deref().unwrap_or("")),
+        Status::Failed => format!(
+            "failed: {}: {}",
+            record.reason.unwrap_or(crate::engine::FailReason::Internal),
+            record.error.as_deref().unwrap_or("")
+        ),
     }
 }
 
@@ -172,6 +181,19 @@ impl<W: Write> Sink<W> {
         Ok(())
     }
 
+    /// Says on the progress bar (if any) what the run is waiting for; `None` clears it.
+    pub fn waiting(&mut self, note: Option<&str>) {
+        if let Some(bar) = &self.progress {
+            match note {
+                Some(note) => bar.set_message(note.to_string()),
+                None if self.summary.cached > 0 => {
+                    bar.set_message(format!("{} from cache", self.summary.cached))
+                }
+                None => bar.set_message(""),
+            }
+        }
+    }
+
     /// Flushes what was written, so a reader (or a later `--resume`) sees it.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
@@ -188,7 +210,9 @@ impl<W: Write> Sink<W> {
 }
 
 /// Opens `path` to continue an earlier run: cuts off a last line the crash left unfinished,
-/// and returns the file (positioned at its end) with the input indices it already answers.
+/// drops the answers that `failed` (they are tried again), and returns the file (positioned at
+/// its end) with the input indices it already answers. Text output has no indices (its lines
+/// are in input order), so there everything from the first failed answer on is tried again.
 pub fn resume(path: &Path, output: OutputFormat) -> io::Result<(File, HashSet<usize>)> {
     let mut file = OpenOptions::new()
         .read(true)
@@ -197,35 +221,53 @@ pub fn resume(path: &Path, output: OutputFormat) -> io::Result<(File, HashSet<us
         .truncate(false)
         .open(path)?;
     let mut done = HashSet::new();
-    let mut complete = 0u64;
+    let mut kept = String::new();
+    let mut changed = false;
     let mut reader = BufReader::new(&mut file);
     let mut line = String::new();
     let mut number = 0usize;
     loop {
         line.clear();
         let read = reader.read_line(&mut line)?;
-        if read == 0 || !line.ends_with('\n') {
+        if read == 0 {
             break;
         }
-        complete += read as u64;
+        if !line.ends_with('\n') {
+            // Cut short by a crash: written again.
+            changed = true;
+            break;
+        }
         let trimmed = line.trim_end_matches(['\n', '\r']);
-        let index = match output {
+        let (index, failed) = match output {
             // One line per board, in input order.
-            OutputFormat::Text => Some(number),
-            OutputFormat::Jsonl => serde_json::from_str::<serde_json::Value>(trimmed)
-                .ok()
-                .and_then(|v| v.get("index")?.as_u64())
-                .map(|i| i as usize),
-            OutputFormat::Csv => trimmed
-                .split(',')
-                .next()
-                .and_then(|f| f.parse::<usize>().ok()),
+            OutputFormat::Text => (Some(number), trimmed.starts_with("failed: ")),
+            OutputFormat::Jsonl => {
+                let value = serde_json::from_str::<serde_json::Value>(trimmed).ok();
+                let index = value
+                    .as_ref()
+                    .and_then(|v| v.get("index")?.as_u64())
+                    .map(|i| i as usize);
+                let failed = value
+                    .is_some_and(|v| v.get("status").and_then(|s| s.as_str()) == Some("failed"));
+                (index, failed)
+            }
+            OutputFormat::Csv => {
+                let mut fields = trimmed.split(',');
+                let index = fields.next().and_then(|f| f.parse::<usize>().ok());
+                (index, fields.next() == Some("failed"))
+            }
         };
         match index {
+            Some(_) if failed && output == OutputFormat::Text => {
+                changed = true;
+                break;
+            }
+            Some(_) if failed => changed = true,
             Some(i) => {
                 done.insert(i);
+                kept.push_str(&line);
             }
-            None if output == OutputFormat::Csv && number == 0 => {} // the header
+            None if output == OutputFormat::Csv && number == 0 => kept.push_str(&line), // the header
             None => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
@@ -240,7 +282,12 @@ pub fn resume(path: &Path, output: OutputFormat) -> io::Result<(File, HashSet<us
         number += 1;
     }
     drop(reader);
-    file.set_len(complete)?;
+    if changed {
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(kept.as_bytes())?;
+        file.flush()?;
+    }
     file.seek(SeekFrom::End(0))?;
     Ok((file, done))
 }
@@ -250,8 +297,11 @@ mod tests {
     use super::*;
 
     fn record(index: usize, moves: &str) -> Record {
-        Record::answered(index, 7, index.is_multiple_of(2), std::time::Instant::now())
-            .with_moves(moves.to_string())
+        Record::solved(index, moves.to_string()).costing(
+            7,
+            index.is_multiple_of(2),
+            std::time::Instant::now(),
+        )
     }
 
     fn write_all(output: OutputFormat, records: &[Record], appending: bool) -> String {
@@ -271,7 +321,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "index,status,moves,length,nodes,millis,cached,error"
+            "index,status,moves,length,nodes,millis,cached,error,reason"
         );
         assert!(lines[1].starts_with("0,solved,RD,2,7,"), "{}", lines[1]);
         assert_eq!(lines.len(), 3);
@@ -314,6 +364,35 @@ mod tests {
                     .collect()
             };
             assert_eq!(strip(&resumed), strip(&full), "{output:?}");
+        }
+    }
+
+    #[test]
+    fn resume_tries_failed_answers_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let failed = Record::failed(1, crate::engine::FailReason::Deadline, "deadline exceeded");
+        for (output, expected) in [
+            (OutputFormat::Jsonl, HashSet::from([0, 2])),
+            (OutputFormat::Csv, HashSet::from([0, 2])),
+            // Text lines carry no index: everything from the failed one on is redone.
+            (OutputFormat::Text, HashSet::from([0])),
+        ] {
+            let path = dir.path().join(format!("failed-{output:?}"));
+            let full = write_all(
+                output,
+                &[record(0, "R"), failed.clone(), record(2, "L")],
+                false,
+            );
+            assert!(full.contains("failed"), "{full}");
+            std::fs::write(&path, &full).unwrap();
+            let (file, done) = resume(&path, output).unwrap();
+            drop(file);
+            assert_eq!(done, expected, "{output:?}");
+            let kept = std::fs::read_to_string(&path).unwrap();
+            assert!(!kept.contains("failed"), "{output:?}: {kept}");
+            let lines = kept.lines().count();
+            let header = usize::from(output == OutputFormat::Csv);
+            assert_eq!(lines, expected.len() + header, "{output:?}: {kept}");
         }
     }
 
