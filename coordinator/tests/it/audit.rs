@@ -1,0 +1,123 @@
+//! A worker that lies about what it searched: it answers a whole search at once with a path
+//! that reaches the goal, two moves longer than optimal, and bounds that "rose" to it. Every
+//! check on its own word passes, so without audits that answer is returned and cached; with
+//! `audit_fraction` 1, an honest worker searches for anything shorter first, finds it, and the
+//! liar is dropped and the search started over: only the optimum is answered and cached.
+
+use std::time::Duration;
+
+use crate::common::{Cluster, eager_config, join_by_hand, korf, replays_to_blank_first, request};
+use npuzzle_proto::{board_from_wire, goal_from_wire, moves_to_wire, v1};
+use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Solver};
+
+/// Joins as "liar" (4 slots, so it gets the whole search before the honest worker's 1) and
+/// answers each whole search with the optimum plus `RL`; returns its stream's end status.
+async fn lie(cluster: &Cluster) -> tokio::task::JoinHandle<Option<tonic::Status>> {
+    let (tx, mut inbound) = join_by_hand(cluster, "liar", 4).await;
+    tokio::spawn(async move {
+        loop {
+            match inbound.message().await {
+                Ok(Some(v1::CoordinatorMessage {
+                    message: Some(v1::coordinator_message::Message::Assign(a)),
+                })) if a.iterate => {
+                    let (moves, length) = tokio::task::spawn_blocking(move || {
+                        let board = board_from_wire(a.board.as_ref()).unwrap();
+                        let goal = goal_from_wire(a.goal.as_ref(), board.shape()).unwrap();
+                        let solver = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
+                        let SearchOutcome::Solved(mut path) =
+                            solver.solve(&board, &Limits::default()).unwrap().outcome
+                        else {
+                            panic!("solvable");
+                        };
+                        path.extend(npuzzle_solver::parse_moves("RL").unwrap());
+                        (moves_to_wire(&path), path.len() as u32)
+                    })
+                    .await
+                    .unwrap();
+                    let iterations = (a.bound..=length)
+                        .step_by(2)
+                        .map(|bound| v1::BoundNodes { bound, expanded: 1 })
+                        .collect();
+                    let _ = tx.send(v1::WorkerMessage {
+                        message: Some(v1::worker_message::Message::Result(v1::UnitResult {
+                            job: a.job,
+                            epoch: a.epoch,
+                            unit: a.unit,
+                            status: v1::UnitStatus::Found as i32,
+                            moves,
+                            expanded: 1,
+                            iterations,
+                            ..Default::default()
+                        })),
+                    });
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return None,
+                Err(status) => return Some(status),
+            }
+        }
+    })
+}
+
+async fn solve_with_liar(audit_fraction: f64) -> (usize, v1::SolveResponse, v1::SolveResponse) {
+    let mut config = eager_config();
+    config.scheduler.audit_fraction = audit_fraction;
+    // Asked back by the idle honest worker, the liar answers at once anyway.
+    let mut cluster = Cluster::start(config).await;
+    let _liar = lie(&cluster).await;
+    cluster.add_worker(1).await;
+    let (id, optimal, tiles) = korf(&[12]).remove(0);
+    let mut client = cluster.client().await;
+    let answer = client
+        .solve(request(&tiles, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(replays_to_blank_first(&tiles, &answer.moves), "#{id}");
+    let again = client
+        .solve(request(&tiles, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(again.cached);
+    (optimal, answer, again)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_audits_the_lie_is_answered_and_cached() {
+    let (optimal, answer, cached) = solve_with_liar(0.0).await;
+    assert_eq!(answer.length as usize, optimal + 2);
+    assert_eq!(cached.length as usize, optimal + 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audit_catches_the_lie_and_only_the_optimum_is_answered_and_cached() {
+    let mut config = eager_config();
+    config.scheduler.audit_fraction = 1.0;
+    let mut cluster = Cluster::start(config).await;
+    let liar = lie(&cluster).await;
+    cluster.add_worker(1).await;
+    let (id, optimal, tiles) = korf(&[12]).remove(0);
+    let mut client = cluster.client().await;
+    let answer = client
+        .solve(request(&tiles, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.length as usize, optimal, "#{id}");
+    assert!(replays_to_blank_first(&tiles, &answer.moves), "#{id}");
+    let again = client
+        .solve(request(&tiles, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(again.cached);
+    assert_eq!(again.length as usize, optimal);
+    // The liar was dropped as a forger.
+    let closed = tokio::time::timeout(Duration::from_secs(10), liar)
+        .await
+        .expect("the liar's stream was closed")
+        .unwrap()
+        .expect("closed with a status");
+    assert_eq!(closed.code(), tonic::Code::FailedPrecondition, "{closed:?}");
+}

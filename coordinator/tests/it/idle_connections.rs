@@ -1,0 +1,73 @@
+//! Connections that say nothing hold nothing for long: one that sends no byte within the first
+//! byte timeout is closed, and past `max_connections` open a new one is closed at once, while
+//! the coordinator goes on serving once there is room.
+
+use std::time::{Duration, Instant};
+
+use crate::common::{Cluster, eager_config};
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+
+fn address(cluster: &Cluster) -> String {
+    cluster.url.trim_start_matches("http://").to_string()
+}
+
+/// Waits for the coordinator to close `socket` (end of stream or an error), up to `limit`,
+/// reading past what it sends first (its HTTP/2 settings).
+async fn closed_within(socket: &mut TcpStream, limit: Duration) -> bool {
+    let mut buffer = [0u8; 1024];
+    let closed = async {
+        loop {
+            match socket.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(limit, closed).await.is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_sends_nothing_is_closed() {
+    let mut config = eager_config();
+    config.first_byte_timeout = Duration::from_millis(300);
+    let cluster = Cluster::start(config).await;
+    // The server is up and answering.
+    cluster.stats().await;
+    let mut silent = TcpStream::connect(address(&cluster)).await.unwrap();
+    let opened = Instant::now();
+    assert!(
+        closed_within(&mut silent, Duration::from_secs(5)).await,
+        "a silent connection was held open"
+    );
+    assert!(opened.elapsed() >= Duration::from_millis(250));
+    // A client that speaks is served, and its calls outlive the timeout.
+    let mut client = cluster.client().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    client
+        .stats(npuzzle_proto::v1::StatsRequest {})
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_past_the_limit_are_closed_until_there_is_room() {
+    let mut config = eager_config();
+    config.max_connections = 3;
+    let cluster = Cluster::start(config).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(TcpStream::connect(address(&cluster)).await.unwrap());
+    }
+    let mut extra = TcpStream::connect(address(&cluster)).await.unwrap();
+    assert!(
+        closed_within(&mut extra, Duration::from_secs(2)).await,
+        "a connection past the limit was kept"
+    );
+    drop(held);
+    // Room again: a client is served (the closed sockets' places come back as they close).
+    let stats = tokio::time::timeout(Duration::from_secs(10), cluster.stats())
+        .await
+        .expect("served once the idle connections were gone");
+    assert_eq!(stats.workers, 0);
+}

@@ -1,0 +1,33 @@
+//! The coordinator's integration tests: a real coordinator on loopback, real and scripted workers.
+//!
+//! One test binary for the crate (each links the whole stack: one link instead of many);
+//! one module per behaviour. Run one with `cargo test -p CRATE --test it MODULE::`.
+
+mod common;
+
+mod audit;
+mod auto_fallback;
+mod cache_and_dedup;
+mod cancellation;
+mod command_line;
+mod distributed_optimal;
+mod forged_worker;
+mod graceful_shutdown;
+mod health;
+mod hostile_requests;
+mod hung_worker;
+mod idle_connections;
+mod metrics;
+mod overload;
+mod pattern_databases;
+mod persistent_cache;
+mod reflection;
+mod rejoin_race;
+mod scheduler_sim;
+mod silent_join;
+mod simulation;
+mod solve_stream;
+mod tls;
+mod tokens;
+mod validation;
+mod worker_limits;

@@ -1,0 +1,84 @@
+//! `SolveStream`: queued, then each bound as it starts and finishes (never per node), then the
+//! result; a cached answer is one result event.
+
+use crate::common::{Cluster, eager_config, korf, replays_to_blank_first, request};
+use npuzzle_proto::v1;
+use npuzzle_proto::v1::solve_event::Event;
+
+/// Every event of one `SolveStream` for `tiles` (blank-first goal).
+async fn stream_events(client: &mut crate::common::Client, tiles: &str) -> Vec<Event> {
+    let mut stream = client
+        .solve_stream(request(tiles, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut events = Vec::new();
+    while let Some(e) = stream.message().await.unwrap() {
+        events.push(e.event.unwrap());
+    }
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_then_the_optimal_result() {
+    let mut cluster = Cluster::start(eager_config()).await;
+    cluster.add_worker(2).await;
+    let mut client = cluster.client().await;
+    let (_, optimal, tiles) = korf(&[42]).remove(0);
+    let events = stream_events(&mut client, &tiles).await;
+    assert!(
+        matches!(events.first(), Some(Event::Queued(_))),
+        "{events:?}"
+    );
+    let bounds: Vec<&v1::BoundProgress> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Bound(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    assert!(!bounds.is_empty(), "{events:?}");
+    assert!(
+        bounds.windows(2).all(|w| w[0].bound <= w[1].bound),
+        "{bounds:?}"
+    );
+    assert!(
+        bounds
+            .iter()
+            .all(|b| b.units_total > 0 && b.units_done <= b.units_total)
+    );
+    // A sane rate: at most a start and a finish per bound.
+    assert!(
+        bounds.len() <= 2 * (optimal / 2 + 1),
+        "{} progress events",
+        bounds.len()
+    );
+    let Some(Event::Result(r)) = events.last() else {
+        panic!("no result: {events:?}")
+    };
+    assert_eq!(
+        (r.outcome, r.length as usize),
+        (v1::Outcome::Solved as i32, optimal)
+    );
+    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert!(bounds.last().unwrap().bound as usize <= optimal);
+
+    // Now cached: a single result event.
+    let events = stream_events(&mut client, &tiles).await;
+    assert_eq!(events.len(), 1);
+    let Event::Result(r) = &events[0] else {
+        panic!("{events:?}")
+    };
+    assert!(r.cached);
+}
+
+#[tokio::test]
+async fn invalid_input_is_invalid_argument_before_any_event() {
+    let cluster = Cluster::start(eager_config()).await;
+    let mut client = cluster.client().await;
+    let err = client
+        .solve_stream(v1::SolveRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+}

@@ -1,0 +1,12 @@
+//! Checks of the deployment files against the binaries: flags, environment variables, ports and paths.
+//!
+//! One test binary for the crate (each links the whole stack: one link instead of many);
+//! one module per behaviour. Run one with `cargo test -p CRATE --test it MODULE::`.
+
+mod common;
+
+mod compose;
+mod dockerfile;
+mod kubernetes;
+mod systemd;
+mod yaml_files;

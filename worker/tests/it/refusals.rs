@@ -1,0 +1,161 @@
+//! The real `npuzzle-worker` binary refuses what it must not trust, and says so: a coordinator
+//! whose TLS certificate does not verify is never joined (an ERROR names the failure, and the
+//! worker keeps trying); a coordinator that refuses its token stops it (an ERROR, exit status 1,
+//! the token never printed).
+
+#[path = "../../../coordinator/tests/it/common/certs.rs"]
+mod certs;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use npuzzle_coordinator::{Auth, Config, ServerTls};
+use npuzzle_proto::security::Token;
+use tokio_util::sync::CancellationToken;
+
+/// A coordinator with `config` on its own runtime thread; its address.
+fn start_coordinator(config: Config) -> (String, CancellationToken) {
+    let shutdown = CancellationToken::new();
+    let (tx, rx) = mpsc::channel();
+    let token = shutdown.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().to_string()).unwrap();
+            let _ = npuzzle_coordinator::run(listener, config, token).await;
+        });
+    });
+    (rx.recv().unwrap(), shutdown)
+}
+
+/// The worker binary with `args`, JSON logs on stderr, and no token or TLS settings from the
+/// environment.
+fn worker(args: &[&str]) -> Child {
+    let empty = std::env::temp_dir().join(format!("npuzzle-no-tables-{}", std::process::id()));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_npuzzle-worker"));
+    command
+        .args(["--threads", "1", "--log-format", "json"])
+        .args(args)
+        .env("NPUZZLE_PDB_DIR", &empty)
+        .env_remove("RUST_LOG");
+    for name in [
+        "NPUZZLE_WORKER_TOKEN",
+        "NPUZZLE_WORKER_TOKEN_FILE",
+        "NPUZZLE_TLS_CA",
+        "NPUZZLE_TLS_DOMAIN",
+    ] {
+        command.env_remove(name);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the worker starts")
+}
+
+/// Stderr lines of `child` as JSON objects, as they come.
+fn log_lines(child: &mut Child) -> mpsc::Receiver<serde_json::Value> {
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let event = serde_json::from_str(&line).unwrap_or(serde_json::json!({ "raw": line }));
+            if tx.send(event).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+#[test]
+fn a_coordinator_whose_certificate_does_not_verify_is_never_joined() {
+    let pki = certs::pki();
+    let (address, shutdown) = start_coordinator(Config {
+        tls: Some(ServerTls::read(&pki.cert, &pki.key).unwrap()),
+        ..Config::default()
+    });
+    let url = format!("https://{address}");
+    let other_ca = pki.other_ca.to_str().unwrap();
+    let mut child = worker(&["--coordinator", &url, "--tls-ca", other_ca]);
+    let lines = log_lines(&mut child);
+    let started = Instant::now();
+    let mut errors = 0;
+    while errors < 2 && started.elapsed() < Duration::from_secs(30) {
+        let Ok(event) = lines.recv_timeout(Duration::from_secs(1)) else {
+            continue;
+        };
+        assert_ne!(event["message"], "joined", "{event}");
+        if event["level"] == "ERROR" {
+            let why = event["tls_error"].as_str().unwrap_or_default();
+            assert!(why.contains("UnknownIssuer"), "{event}");
+            assert!(
+                event["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("not joining")),
+                "{event}"
+            );
+            errors += 1;
+        }
+    }
+    // Two errors: it tried again rather than exit.
+    assert_eq!(errors, 2, "no ERROR naming the certificate failure");
+    assert!(child.try_wait().unwrap().is_none(), "the worker exited");
+    let _ = child.kill();
+    let _ = child.wait();
+    shutdown.cancel();
+}
+
+#[test]
+fn a_refused_token_stops_the_worker() {
+    let (address, shutdown) = start_coordinator(Config {
+        auth: Auth {
+            client: None,
+            worker: Some(Token::new("the-real-worker-token", "test").unwrap()),
+        },
+        ..Config::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "a-wrong-guess-1234\n").unwrap();
+    let url = format!("http://{address}");
+    let mut child = worker(&[
+        "--coordinator",
+        &url,
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    let lines = log_lines(&mut child);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the worker keeps running with a refused token"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1));
+    let events: Vec<serde_json::Value> = lines.iter().collect();
+    let text = events
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        events.iter().any(|e| e["level"] == "ERROR"
+            && e["error"]
+                .as_str()
+                .is_some_and(|m| m.contains("refused this worker's token"))),
+        "{text}"
+    );
+    assert!(!text.contains("a-wrong-guess"), "{text}");
+    assert!(!text.contains("the-real-worker-token"), "{text}");
+    shutdown.cancel();
+}

@@ -1,0 +1,77 @@
+//! SIGTERM on a real worker process in the middle of a job: it stops at once, exits 0, and its
+//! units go back to the queue as soon as its stream closes — long before its lease would expire.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::common::{
+    blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker,
+    start_coordinator, stats, tiles, wait_for_workers,
+};
+use npuzzle_coordinator::{Config, SchedulerConfig};
+use npuzzle_proto::v1;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
+    let lease = Duration::from_secs(120);
+    let config = Config {
+        probe_nodes: 1_000,
+        units_per_slot: 32,
+        scheduler: SchedulerConfig {
+            lease_timeout: lease,
+            ..SchedulerConfig::default()
+        },
+        ..Config::default()
+    };
+    let (url, shutdown) = start_coordinator(config).await;
+    let _guard = shutdown.drop_guard();
+
+    let mut a = spawn_worker(&url, "a");
+    let _b = spawn_worker(&url, "b");
+    wait_for_workers(&url, 2).await;
+
+    // Korf #49: 59 moves, 103 M linear-conflict nodes expanded (about 3 s on one core): long
+    // enough to stop a worker mid-job.
+    let tiles = tiles("10 0 2 4 5 1 6 12 11 13 9 7 15 3 14 8");
+    let call = solve_until_both_busy(&url, blank_first_request(&tiles)).await;
+    let terminated = Instant::now();
+    let sent = Command::new("kill")
+        .args(["-TERM", &a.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let exit = loop {
+        if let Some(status) = a.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            terminated.elapsed() < Duration::from_secs(10),
+            "the worker did not exit within 10 s of SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(exit.success(), "worker exit status: {exit:?}");
+
+    // The coordinator forgets it as soon as its stream closes, not when the lease runs out.
+    while stats(&url).await.workers != 1 {
+        assert!(
+            terminated.elapsed() < Duration::from_secs(10),
+            "the terminated worker still counts as a member"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let r = call.await.unwrap().unwrap().into_inner();
+    assert_eq!(r.outcome, v1::Outcome::Solved as i32, "{r:?}");
+    assert_eq!(r.length, 59);
+    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert!(
+        r.requeued >= 1,
+        "the worker's units were not requeued: {r:?}"
+    );
+    assert!(
+        terminated.elapsed() < lease,
+        "the answer waited for the lease: {:?}",
+        terminated.elapsed()
+    );
+}

@@ -1,0 +1,40 @@
+//! Real worker processes: one is killed (`kill -9`) in the middle of a job; its units go back to
+//! the queue and the answer is still optimal.
+
+use crate::common::{
+    blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker,
+    start_coordinator, stats, tiles, wait_for_workers,
+};
+use npuzzle_coordinator::Config;
+use npuzzle_proto::v1;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_worker_process_does_not_lose_the_answer() {
+    let config = Config {
+        probe_nodes: 1_000,
+        units_per_slot: 32,
+        ..Config::default()
+    };
+    let (url, shutdown) = start_coordinator(config).await;
+    let _guard = shutdown.drop_guard();
+
+    let mut a = spawn_worker(&url, "a");
+    let _b = spawn_worker(&url, "b");
+    wait_for_workers(&url, 2).await;
+
+    // Korf #3: 59 moves, tens of millions of linear-conflict nodes: long enough to kill a worker.
+    let tiles = tiles("14 7 8 2 13 11 10 4 9 12 5 0 3 6 1 15");
+    let call = solve_until_both_busy(&url, blank_first_request(&tiles)).await;
+    a.0.kill().unwrap(); // SIGKILL
+    a.0.wait().unwrap();
+
+    let r = call.await.unwrap().unwrap().into_inner();
+    assert_eq!(r.outcome, v1::Outcome::Solved as i32, "{r:?}");
+    assert_eq!(r.length, 59);
+    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert!(
+        r.requeued >= 1,
+        "the killed worker's unit was not requeued: {r:?}"
+    );
+    assert_eq!(stats(&url).await.workers, 1);
+}
