@@ -47,14 +47,17 @@ port=$("${python[@]}" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 print(s.getsockname()[1])')
 pdb_dir=$(mktemp -d)
 "$NPUZZLE_BIN" cluster --listen "127.0.0.1:$port" --threads 1 --pdb-dir "$pdb_dir" &
-cluster=$!
+pids=($!)
 stop() {
-    kill "$cluster" 2>/dev/null || true
-    wait "$cluster" 2>/dev/null || true
+    kill "${pids[@]}" 2>/dev/null || true
+    wait "${pids[@]}" 2>/dev/null || true
     rm -rf "$pdb_dir"
 }
 trap stop EXIT
 
+# The client in the background too, so that a SIGTERM to this script stops it with the cluster.
+"${python[@]}" examples/python/npuzzle_client.py --wait 60 "127.0.0.1:$port" &
+pids+=($!)
 status=0
-"${python[@]}" examples/python/npuzzle_client.py --wait 60 "127.0.0.1:$port" || status=$?
+wait "${pids[1]}" || status=$?
 exit "$status"
