@@ -736,8 +736,14 @@ impl Job {
             .collect();
         let total: f64 = weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
         let mut out = Vec::with_capacity(handed.len());
+        let mut seen = HashSet::with_capacity(handed.len());
         for (p, w) in handed.iter().zip(&weights) {
-            if p.moves.len() > npuzzle_solver::MAX_DEPTH {
+            // A piece is a node of the depth-first search under the bound, so it lies within
+            // it (which also bounds every prefix, however often pieces are cut again); and
+            // pieces are disjoint subtrees, so none comes twice.
+            if task.work.g as usize + p.moves.len() > self.bound as usize
+                || !seen.insert(p.moves.as_slice())
+            {
                 return None;
             }
             let board = task.work.board.apply(&p.moves).ok()?;
@@ -1411,6 +1417,20 @@ impl Scheduler {
             Report::Exhausted { .. } => {
                 // A whole job's search ends only when it finds the goal or is stopped.
                 self.forged(job_id, tid, worker, "a whole job reported exhausted")
+            }
+            Report::BudgetExceeded
+                if iterate
+                    || job.tasks[tid].unbudgeted
+                    || self.config.node_budget == 0
+                    || result.expanded < self.config.node_budget =>
+            {
+                // Only a search given a budget stops at it, and only once it has spent it.
+                self.forged(
+                    job_id,
+                    tid,
+                    worker,
+                    "a unit reported over a budget it did not have or did not spend",
+                )
             }
             Report::BudgetExceeded => {
                 // The old way to stop at the budget: cut the task and search its parts again;

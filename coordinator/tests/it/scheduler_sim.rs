@@ -1257,3 +1257,55 @@ fn honest_reports_pass_their_audits_and_answers_stay_optimal() {
     assert!(audits > 0, "nothing was audited");
     assert_eq!(failed, 0);
 }
+
+/// Reports that would grow the coordinator's memory or work without end, each from a worker
+/// holding a whole job: pieces handed back twice, pieces deeper than the bound (whose
+/// prefixes, cut again and again, would grow without limit), and the old "over budget" for a
+/// search that had no budget or did not spend it. Each drops its worker; the other worker
+/// finishes the job, optimally.
+#[test]
+fn splits_and_budgets_no_honest_worker_reports_drop_the_worker() {
+    let walk = |s: &str| npuzzle_solver::parse_moves(s).unwrap();
+    let split = |pieces: Vec<&str>| Report::Split {
+        bound: 41,
+        next_bound: 43,
+        pieces: pieces
+            .into_iter()
+            .map(|m| HandedBack {
+                moves: walk(m),
+                f: 41,
+            })
+            .collect(),
+    };
+    let too_deep = "UD".repeat(21); // 42 legal moves, under a bound of 41
+    let cases = [
+        ("a piece twice", split(vec!["U", "U"])),
+        (
+            "a piece past the bound",
+            split(vec!["L", too_deep.as_str()]),
+        ),
+        ("over a budget it had not spent", Report::BudgetExceeded),
+    ];
+    for (what, report) in cases {
+        let mut sim = Sim::new(SchedulerConfig::default());
+        sim.add_worker(1, 1);
+        sim.add_worker(2, 1);
+        sim.submit_whole(3, KORF_12, lc_solver());
+        let (w, a) = sim.assigned[0].clone();
+        sim.inbox.get_mut(&w).unwrap().clear();
+        let forged = UnitResult {
+            job: a.job,
+            epoch: a.epoch,
+            unit: a.unit,
+            report,
+            expanded: 10,
+            iterations: vec![(35, 1), (37, 2), (39, 3), (41, 4)],
+        };
+        let cmds = sim.sched.on_result(w, forged, sim.now);
+        sim.handle(cmds);
+        assert_eq!(sim.disconnected, vec![w], "{what}");
+        let other = if w == 1 { 2 } else { 1 };
+        sim.run(&[(other, 1)], false);
+        check_optimal(&sim, 3, &Board::parse(KORF_12, None).unwrap());
+    }
+}
