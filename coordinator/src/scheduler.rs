@@ -137,7 +137,7 @@ impl Default for SchedulerConfig {
             hand_back_after: 50_000,
             max_tasks_per_job: 200_000,
             max_failures: 8,
-            ask_timeout: Duration::from_secs(10),
+            ask_timeout: Duration::from_secs(3),
             max_task_age: Duration::from_secs(120),
             audit_fraction: 0.0,
             audit_seed: 0,
@@ -546,6 +546,19 @@ struct Worker {
     last_seen: Instant,
     /// Units it failed, refused or cancelled since its last good result.
     failures: u32,
+    /// Good results so far (found, exhausted, handed back): trust earned.
+    good: u32,
+}
+
+/// Tasks a worker may hold before its first good result; each good result doubles it, up to
+/// its slots. A worker that claims thousands of threads and answers nothing holds little.
+const TRIAL_SLOTS: usize = 2;
+
+impl Worker {
+    /// Tasks it may hold at once now.
+    fn capacity(&self) -> usize {
+        self.slots.min(TRIAL_SLOTS << self.good.min(16))
+    }
 }
 
 /// The scheduling state machine.
@@ -557,8 +570,8 @@ pub struct Scheduler {
     totals: Totals,
     jobs: HashMap<JobId, Job>,
     workers: HashMap<WorkerId, Worker>,
-    /// Workers with free slots, the freest first (lowest id on ties).
-    free: BTreeSet<(Reverse<usize>, WorkerId)>,
+    /// Workers with free slots, in [`FreeKey`] order.
+    free: BTreeSet<FreeKey>,
     /// Jobs with queued tasks, the fewest running first (lowest id on ties).
     runnable: BTreeSet<(usize, JobId)>,
     /// Slots over all workers.
@@ -570,10 +583,15 @@ pub struct Scheduler {
 }
 
 /// A worker's key in [`Scheduler::free`], if it has a free slot.
-fn free_key(id: WorkerId, w: &Worker) -> Option<(Reverse<usize>, WorkerId)> {
-    let free = w.slots.saturating_sub(w.outstanding.len());
-    (free > 0).then_some((Reverse(free), id))
+fn free_key(id: WorkerId, w: &Worker) -> Option<FreeKey> {
+    let free = w.capacity().saturating_sub(w.outstanding.len());
+    (free > 0).then_some((Reverse(w.good > 0), Reverse(free), id))
 }
+
+/// A worker's place in [`Scheduler::free`]: workers with a good result first (work requeued
+/// from a worker that held it goes to one that has answered before), then the freest, then the
+/// lowest id.
+type FreeKey = (Reverse<bool>, Reverse<usize>, WorkerId);
 
 /// The highest next bound a worker may report: a path of the deepest search plus the largest
 /// heuristic value is below it. Above it a report is forged.
@@ -905,6 +923,7 @@ impl Scheduler {
             outstanding: HashSet::new(),
             last_seen: now,
             failures: 0,
+            good: 0,
         };
         self.total_slots += worker.slots;
         if let Some(key) = free_key(id, &worker) {
@@ -1164,9 +1183,11 @@ impl Scheduler {
                     result.report,
                     Report::Found(_) | Report::Exhausted { .. } | Report::Split { .. }
                 )
-                && let Some(w) = self.workers.get_mut(&worker)
             {
-                w.failures = 0;
+                self.update_worker(worker, |w| {
+                    w.failures = 0;
+                    w.good = w.good.saturating_add(1);
+                });
             }
             if current {
                 let job = result.job;
@@ -1765,7 +1786,7 @@ impl Scheduler {
     /// on ties) that can search some job with queued tasks; for it, the job with the fewest
     /// running tasks (lowest id on ties) among those it can search.
     fn next_pairing(&self) -> Option<(WorkerId, JobId)> {
-        self.free.iter().find_map(|&(_, wid)| {
+        self.free.iter().find_map(|&(_, _, wid)| {
             let w = self.workers.get(&wid)?;
             self.runnable.iter().find_map(|&(_, jid)| {
                 let j = self.jobs.get(&jid)?;
@@ -1836,9 +1857,12 @@ impl Scheduler {
         let idle: Vec<&Worker> = self
             .free
             .iter()
-            .filter_map(|(_, id)| self.workers.get(id))
+            .filter_map(|(_, _, id)| self.workers.get(id))
             .collect();
-        let idle_slots: usize = idle.iter().map(|w| w.slots - w.outstanding.len()).sum();
+        let idle_slots: usize = idle
+            .iter()
+            .map(|w| w.capacity().saturating_sub(w.outstanding.len()))
+            .sum();
         let wanted = idle_slots
             .div_ceil(32)
             .saturating_sub(self.asked_out)

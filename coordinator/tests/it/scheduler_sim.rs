@@ -550,9 +550,10 @@ fn two_jobs_share_the_workers() {
     let r1 = sim.submit(1, KORF_12, korf_goal(), 50);
     let r2 = sim.submit(2, KORF_42, korf_goal(), 50);
     sim.add_worker(1, 4);
+    // A new worker holds two tasks until its first good result: one of each job.
     let jobs: Vec<JobId> = sim.inbox[&1].iter().map(|a| a.job).collect();
-    assert_eq!(jobs.iter().filter(|&&j| j == 1).count(), 2, "{jobs:?}");
-    assert_eq!(jobs.iter().filter(|&&j| j == 2).count(), 2, "{jobs:?}");
+    assert_eq!(jobs.iter().filter(|&&j| j == 1).count(), 1, "{jobs:?}");
+    assert_eq!(jobs.iter().filter(|&&j| j == 2).count(), 1, "{jobs:?}");
     sim.run(&[(1, 1)], false);
     check_optimal(&sim, 1, &r1);
     check_optimal(&sim, 2, &r2);
@@ -605,15 +606,20 @@ fn units_go_out_in_serial_depth_first_order() {
     let mut sim = Sim::new(SchedulerConfig::default());
     sim.submit(1, KORF_12, korf_goal(), 50);
     sim.add_worker(1, 50);
+    sim.run(&[(1, 1)], false);
     let rank = |m: &npuzzle_solver::Move| match m {
         npuzzle_solver::Move::Up => 0,
         npuzzle_solver::Move::Left => 1,
         npuzzle_solver::Move::Right => 2,
         npuzzle_solver::Move::Down => 3,
     };
-    let order: Vec<Vec<u8>> = sim.inbox[&1]
+    // The first bound's assignments, in the order they went out.
+    let first = sim.assigned[0].1.epoch;
+    let order: Vec<Vec<u8>> = sim
+        .assigned
         .iter()
-        .map(|a| a.work.prefix.iter().map(rank).collect())
+        .filter(|(_, a)| a.epoch == first)
+        .map(|(_, a)| a.work.prefix.iter().map(rank).collect())
         .collect();
     assert!(order.len() >= 50);
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
@@ -1308,4 +1314,22 @@ fn splits_and_budgets_no_honest_worker_reports_drop_the_worker() {
         sim.run(&[(other, 1)], false);
         check_optimal(&sim, 3, &Board::parse(KORF_12, None).unwrap());
     }
+}
+
+/// Slots are earned: a worker holds two tasks until it answers one, then twice as many with
+/// each good result, up to its slots; one that claims many slots and answers nothing holds
+/// two.
+#[test]
+fn a_new_worker_earns_its_slots_with_good_results() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.submit(1, KORF_12, korf_goal(), 200);
+    sim.add_worker(1, 1_000);
+    assert_eq!(sim.inbox[&1].len(), 2);
+    sim.step(1, false);
+    assert_eq!(sim.inbox[&1].len(), 4, "one good result: four held");
+    sim.step(1, false);
+    assert_eq!(sim.inbox[&1].len(), 8, "two good results: eight held");
+    // A silent worker that claims as many holds two, whatever it claims.
+    sim.add_worker(2, 1_000);
+    assert_eq!(sim.inbox[&2].len(), 2);
 }
