@@ -597,6 +597,15 @@ type FreeKey = (Reverse<bool>, Reverse<usize>, WorkerId);
 /// heuristic value is below it. Above it a report is forged.
 const MAX_NEXT_BOUND: u32 = 2 * npuzzle_solver::MAX_DEPTH as u32;
 
+/// How far above a bound a search from the root finds its next. The next bound is the least
+/// `f = g + h` of a child pruned below a node with `f <= bound`, and one move raises `g` by 1
+/// and `h` by at most 3 with every heuristic served here (Manhattan, pattern databases and
+/// exact tables by 1; linear conflict by 1 plus one new conflict in the tile's new line). A
+/// unit's own next bound can be higher (its root may lie above the bound), but not the job's:
+/// a job whose reports add up to more moves on by this step only (a bound with nothing new
+/// costs one repeated iteration), so that inflated reports skip no bound that holds an answer.
+const MAX_BOUND_STEP: u32 = 4;
+
 /// Whether `next` can be an honest next bound above `bound` (`u32::MAX`: none met).
 fn valid_next_bound(next: u32, bound: u32) -> bool {
     next == u32::MAX || (next > bound && next <= MAX_NEXT_BOUND)
@@ -1149,12 +1158,14 @@ impl Scheduler {
     ) -> Vec<Command> {
         self.clock = Some(now);
         let key = (result.job, result.epoch, result.unit);
-        let known = self.update_worker(worker, |w| {
+        let held = self.update_worker(worker, |w| {
             w.last_seen = now;
-            w.outstanding.remove(&key);
+            w.outstanding.remove(&key)
         });
-        // Results of a worker already given up on are dropped: its tasks were requeued.
-        if known.is_none() {
+        // Results of a worker already given up on are dropped: its tasks were requeued. So are
+        // results for assignments it never held (or answered already): nothing of them, not
+        // even their node counts, reaches a job or the totals.
+        if held != Some(true) {
             return Vec::new();
         }
         let mut commands = Vec::new();
@@ -1262,7 +1273,9 @@ impl Scheduler {
                     // `Exhausted` is.)
                     let bounds: Vec<u32> = result.iterations.iter().map(|&(b, _)| b).collect();
                     bounds.first().is_some_and(|&b| b >= job.bound)
-                        && bounds.windows(2).all(|w| w[0] < w[1])
+                        && bounds
+                            .windows(2)
+                            .all(|w| w[0] < w[1] && w[1] - w[0] <= MAX_BOUND_STEP)
                         && bounds.last() == Some(&len)
                 } else {
                     len == job.bound
@@ -1565,8 +1578,10 @@ impl Scheduler {
         }
         job.bound_nodes.push(total);
         // Every task exhausted the bound, so no solution is that short: the next bound is at
-        // least one more, whatever was reported.
-        let next = job.next_bound.max(job.bound + 1);
+        // least one more, whatever was reported, and at most MAX_BOUND_STEP more.
+        let next = job
+            .next_bound
+            .clamp(job.bound + 1, job.bound + MAX_BOUND_STEP);
         let claims = std::mem::take(&mut job.claims);
         let audits: Vec<(usize, WorkUnit, AuditOf)> = claims
             .into_iter()

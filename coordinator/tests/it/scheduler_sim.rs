@@ -1333,3 +1333,36 @@ fn a_new_worker_earns_its_slots_with_good_results() {
     sim.add_worker(2, 1_000);
     assert_eq!(sim.inbox[&2].len(), 2);
 }
+
+/// Results for assignments a worker never held count for nothing: not in a job's nodes, not in
+/// the late nodes (a flood of them once wrapped the coordinator's counters).
+#[test]
+fn unsolicited_results_count_for_nothing() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 1);
+    let root = sim.submit(1, KORF_12, korf_goal(), 20);
+    let a = sim.inbox[&1][0].clone();
+    for (job, epoch, unit) in [
+        (a.job, a.epoch, a.unit + 1),
+        (a.job + 7, 0, 0),
+        (a.job, a.epoch + 3, a.unit),
+    ] {
+        let r = UnitResult {
+            job,
+            epoch,
+            unit,
+            report: Report::Exhausted {
+                next_bound: a.bound + 2,
+            },
+            expanded: 1 << 48,
+            iterations: Vec::new(),
+        };
+        let cmds = sim.sched.on_result(1, r, sim.now);
+        sim.handle(cmds);
+    }
+    assert_eq!(sim.sched.late_nodes(), 0);
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 1, &root);
+    let (_, _, stats) = &sim.finished[0];
+    assert!(stats.nodes < 1 << 40, "{}", stats.nodes);
+}
