@@ -11,6 +11,10 @@
 //! quarantined as a whole (a worker cannot escape by renaming itself), while honest workers on
 //! the same host as one broken worker still join.
 //!
+//! Joins are also rationed per address ([`JOINS_PER_SECOND`], bursts of [`JOIN_BURST`]): a
+//! worker joins once and stays, so a storm of joins (fresh names, huge hellos, claims made and
+//! refused again and again) is refused before it costs more than a few log lines.
+//!
 //! ```
 //! use std::time::{Duration, Instant};
 //! use npuzzle_coordinator::quarantine::{Origin, Quarantine};
@@ -36,6 +40,11 @@ pub const MAX_NAMES_PER_ADDRESS: usize = 4;
 /// Entries kept at most (expired ones are purged first; past it, the oldest go): a flood of
 /// joins under fresh names cannot grow the coordinator's memory.
 pub const MAX_ENTRIES: usize = 4096;
+
+/// Joins one address may make per second, on average…
+pub const JOINS_PER_SECOND: f64 = 5.0;
+/// …and at once, after a quiet while.
+pub const JOIN_BURST: f64 = 20.0;
 
 /// Who a worker is, as far as the coordinator can tell.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -71,11 +80,13 @@ struct Entry {
     since: Instant,
 }
 
-/// The workers kept out, and the claims struck.
+/// The workers kept out, the claims struck, and the joins rationed.
 #[derive(Debug)]
 pub struct Quarantine {
     duration: Duration,
     entries: HashMap<Origin, Entry>,
+    /// Per address: joins left (a token bucket) and when it was last filled.
+    joins: HashMap<IpAddr, (f64, Instant)>,
 }
 
 impl Quarantine {
@@ -84,6 +95,7 @@ impl Quarantine {
         Quarantine {
             duration,
             entries: HashMap::new(),
+            joins: HashMap::new(),
         }
     }
 
@@ -129,6 +141,32 @@ impl Quarantine {
                 return;
             };
             self.entries.remove(&oldest);
+        }
+    }
+
+    /// Takes one join of `address`'s ration, or says how long until it has one.
+    pub fn admit_join(&mut self, address: Option<IpAddr>, now: Instant) -> Result<(), Duration> {
+        let Some(ip) = address else {
+            return Ok(());
+        };
+        if !self.joins.contains_key(&ip) && self.joins.len() >= MAX_ENTRIES {
+            // Addresses whose ration is full again are no different from new ones.
+            let full_after = Duration::from_secs_f64(JOIN_BURST / JOINS_PER_SECOND);
+            self.joins
+                .retain(|_, &mut (_, at)| now.saturating_duration_since(at) < full_after);
+            if self.joins.len() >= MAX_ENTRIES {
+                return Err(Duration::from_secs(1));
+            }
+        }
+        let (tokens, at) = self.joins.entry(ip).or_insert((JOIN_BURST, now));
+        let refill = now.saturating_duration_since(*at).as_secs_f64() * JOINS_PER_SECOND;
+        *tokens = (*tokens + refill).min(JOIN_BURST);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - *tokens) / JOINS_PER_SECOND))
         }
     }
 
@@ -248,6 +286,25 @@ mod tests {
         assert_eq!(q.revoked(&w, t0), BTreeSet::from([four]));
         assert!(q.revoked(&origin("10.0.0.1", "other"), t0).is_empty());
         assert!(q.revoked(&w, t0 + MINUTE).is_empty());
+    }
+
+    #[test]
+    fn joins_are_rationed_per_address() {
+        let mut q = Quarantine::new(MINUTE);
+        let t0 = Instant::now();
+        let a = Some("10.0.0.1".parse().expect("ip"));
+        let b = Some("10.0.0.2".parse().expect("ip"));
+        for _ in 0..JOIN_BURST as usize {
+            assert!(q.admit_join(a, t0).is_ok());
+        }
+        let wait = q.admit_join(a, t0).expect_err("past the burst");
+        assert!(wait <= Duration::from_millis(200), "{wait:?}");
+        // Another address has its own ration; and this one refills with time.
+        assert!(q.admit_join(b, t0).is_ok());
+        assert!(q.admit_join(a, t0 + Duration::from_millis(200)).is_ok());
+        assert!(q.admit_join(a, t0 + Duration::from_millis(200)).is_err());
+        // Unknown addresses are not rationed.
+        assert!(q.admit_join(None, t0).is_ok());
     }
 
     #[test]

@@ -931,6 +931,22 @@ impl Cluster for ClusterService {
         request: Request<Streaming<v1::WorkerMessage>>,
     ) -> Result<Response<Self::JoinStream>, Status> {
         let address = request.remote_addr().map(|a| a.ip());
+        let admitted = self
+            .shared
+            .cluster
+            .quarantine()
+            .admit_join(address, Instant::now());
+        if let Err(wait) = admitted {
+            let mut status = Status::resource_exhausted(format!(
+                "too many joins from this address (at most {} a second); retry later",
+                crate::quarantine::JOINS_PER_SECOND
+            ));
+            status.metadata_mut().insert(
+                "retry-after-ms",
+                tonic::metadata::MetadataValue::from(wait.as_millis().max(1) as u64),
+            );
+            return Err(status);
+        }
         let mut inbound = request.into_inner();
         let patience = self.shared.config.hello_timeout;
         let first = tokio::time::timeout(patience, inbound.message())
