@@ -35,8 +35,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(url) => url,
         None => {
             let settings = npuzzle_client::engine::Settings::default();
-            embedded = npuzzle_client::remote::EmbeddedCluster::start(2, &settings, None).await?;
-            embedded.url.clone()
+            embedded = npuzzle_client::local::LocalCluster::embedded(2, &settings, None).await?;
+            embedded.url().to_string()
         }
     };
     let mut client = SolverClient::connect(url).await?;

@@ -76,22 +76,18 @@ fn eight_puzzles(count: usize, seed: u64) -> Vec<Board> {
         .collect()
 }
 
+/// Runs the plan through the coordinator at `url` (`client`), once a worker has joined it
+/// (at most [`crate::local::JOIN_TIMEOUT`]), writing the table to `out`; `false` when an
+/// answer was wrong.
 pub async fn run<W: Write>(
     client: &mut crate::remote::Coordinator,
+    url: &str,
     plan: &BenchPlan,
     mut out: W,
 ) -> io::Result<bool> {
-    let waited = Instant::now();
-    let mut s = stats(client).await?;
-    while s.workers == 0 {
-        if waited.elapsed() > Duration::from_secs(20) {
-            return Err(io::Error::other(
-                "no worker joined the coordinator within 20 s",
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        s = stats(client).await?;
-    }
+    let s = crate::local::wait_for_workers(client, url, 1)
+        .await
+        .map_err(io::Error::other)?;
     writeln!(
         out,
         "cluster: {} worker(s), {} slot(s); heuristic {}",

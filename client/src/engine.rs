@@ -147,15 +147,15 @@ pub struct Settings {
 pub fn pattern_databases(
     dir: Option<&std::path::Path>,
     shape: Shape,
-) -> Result<PdbHeuristic, npuzzle_worker::tables::StoreError> {
-    let store = npuzzle_worker::tables::TableStore::new(dir.map(|d| d.to_path_buf()));
+) -> Result<PdbHeuristic, npuzzle_solver::store::StoreError> {
+    let store = npuzzle_solver::store::TableStore::new(dir.map(|d| d.to_path_buf()));
     store.best_shared(shape).map(|(_, pdb)| pdb)
 }
 
 /// Whether pattern database files for `shape` are present (not yet verified).
 fn pattern_databases_present(dir: Option<&std::path::Path>, shape: Shape) -> bool {
-    let store = npuzzle_worker::tables::TableStore::new(dir.map(|d| d.to_path_buf()));
-    npuzzle_worker::tables::preferred_partitions(shape)
+    let store = npuzzle_solver::store::TableStore::new(dir.map(|d| d.to_path_buf()));
+    npuzzle_solver::store::preferred_partitions(shape)
         .iter()
         .filter_map(|name| npuzzle_solver::Partition::named(shape, name).ok())
         .any(|p| store.has(&p))

@@ -1,7 +1,8 @@
 //! # npuzzle-client
 //!
 //! The `npuzzle` command line, as a library so that tests drive it directly. The binary
-//! (`src/main.rs`) only parses flags and calls in here.
+//! (`src/main.rs`, one module per subcommand under `src/cmd/`) only parses flags and calls in
+//! here.
 //!
 //! # Layout
 //!
@@ -15,8 +16,10 @@
 //! - [`cluster_bench`]: distribution's costs and gains, measured through a coordinator.
 //! - [`load`]: many concurrent clients mixing cached, new, invalid and unsolvable boards
 //!   against one coordinator; every answer checked, throughput and latency percentiles.
-//! - [`remote`]: the same through a coordinator (`--coordinator URL`), or through the embedded
-//!   cluster that runs when no coordinator is named.
+//! - [`remote`]: the same through a coordinator (`--coordinator URL`).
+//! - [`local`]: a whole cluster in this process ([`local::LocalCluster`]): the embedded engine
+//!   used when no coordinator is named, `npuzzle cluster`, `load`, `cluster-bench` and the
+//!   tests; and the one wait for workers to join ([`local::wait_for_workers`]).
 //! - [`ops`]: `stats` (the cluster's state) and `health` (a grpc.health.v1 check with probe
 //!   exit codes).
 //!
@@ -40,6 +43,7 @@ pub mod cluster_bench;
 pub mod engine;
 pub mod input;
 pub mod load;
+pub mod local;
 pub mod ops;
 pub mod remote;
 pub mod simulate;

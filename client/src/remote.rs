@@ -1,6 +1,6 @@
 //! Solving through a coordinator: one gRPC `Solve` per board, many in flight, answers in input
-//! order; and the embedded cluster (a coordinator and a worker in this process, on loopback)
-//! that `npuzzle` uses when no `--coordinator` is given.
+//! order. (The embedded cluster `npuzzle` uses when no `--coordinator` is given is
+//! [`crate::local::LocalCluster::embedded`].)
 
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
@@ -14,7 +14,6 @@ use npuzzle_proto::{board_to_wire, v1};
 use npuzzle_solver::{Board, GoalSpec, Shape};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tokio_util::sync::CancellationToken;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
@@ -33,84 +32,6 @@ pub enum ConnectError {
     Settings(#[from] SecurityError),
     #[error(transparent)]
     Transport(#[from] tonic::transport::Error),
-}
-
-/// A coordinator and one worker running inside this process on `127.0.0.1:0`.
-pub struct EmbeddedCluster {
-    /// The coordinator's URL.
-    pub url: String,
-    shutdown: CancellationToken,
-}
-
-/// How long the embedded worker may take to load its pattern databases and join.
-const JOIN_TIMEOUT: Duration = Duration::from_secs(120);
-
-impl EmbeddedCluster {
-    /// Starts both on the current tokio runtime, and returns once the worker has joined (so that
-    /// the coordinator knows which pattern databases it serves before the first request). The
-    /// worker uses `threads` search threads and, when `settings` may use them (`auto` or `pdb`),
-    /// the pattern databases in `settings.pdb_dir`.
-    ///
-    /// `shapes`, when known, are the board shapes the run will ask for: only their tables are
-    /// loaded (loading a shape's tables takes most of a second).
-    pub async fn start(
-        threads: usize,
-        settings: &Settings,
-        shapes: Option<std::collections::BTreeSet<Shape>>,
-    ) -> io::Result<EmbeddedCluster> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let shutdown = CancellationToken::new();
-        let coordinator = npuzzle_coordinator::Config::default();
-        tokio::spawn(npuzzle_coordinator::run(
-            listener,
-            coordinator,
-            shutdown.clone(),
-        ));
-        let mut worker = npuzzle_worker::Config::new(url.clone());
-        worker.threads = threads.max(1);
-        worker.name = "embedded".into();
-        worker.pdb_dir = settings.pdb_dir.clone();
-        worker.pdb_shapes = shapes;
-        worker.load_pdbs = matches!(
-            settings.heuristic,
-            HeuristicChoice::Auto | HeuristicChoice::Use(npuzzle_solver::HeuristicKind::Pdb)
-        );
-        tokio::spawn(npuzzle_worker::run(worker, shutdown.clone()));
-        let cluster = EmbeddedCluster { url, shutdown };
-        cluster.joined().await?;
-        Ok(cluster)
-    }
-
-    /// Waits until the coordinator counts the worker (at most [`JOIN_TIMEOUT`]).
-    async fn joined(&self) -> io::Result<()> {
-        let mut client = connect(&self.url, &ClientSecurity::default())
-            .await
-            .map_err(io::Error::other)?;
-        let started = Instant::now();
-        loop {
-            let stats = client
-                .stats(v1::StatsRequest {})
-                .await
-                .map_err(|s| io::Error::other(s.message().to_string()))?;
-            if stats.into_inner().workers > 0 {
-                return Ok(());
-            }
-            if started.elapsed() > JOIN_TIMEOUT {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "the embedded worker did not join its coordinator",
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-}
-
-impl Drop for EmbeddedCluster {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
 }
 
 /// Connects to a coordinator with `security` (its client token, and for `https://` the CA to

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Parser;
 use npuzzle_coordinator::{Auth, Config, MetricsListener, SchedulerConfig, ServerTls};
 use npuzzle_proto::security::Token;
-use npuzzle_telemetry::LogFormat;
+use npuzzle_telemetry::cli::LogArgs;
 use tokio_util::sync::CancellationToken;
 
 /// The npuzzle coordinator: takes solve requests from clients (gRPC service npuzzle.v1.Solver)
@@ -32,15 +32,8 @@ struct Args {
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9090). Off by default.
     #[arg(long, env = "NPUZZLE_METRICS_LISTEN", value_name = "ADDR")]
     metrics_listen: Option<String>,
-    /// Log lines as `text` (for people) or `json` (one object per line, for log collectors).
-    /// RUST_LOG chooses what is logged (default: info).
-    #[arg(
-        long,
-        env = "NPUZZLE_LOG_FORMAT",
-        default_value = "text",
-        value_name = "text|json"
-    )]
-    log_format: LogFormat,
+    #[command(flatten)]
+    log: LogArgs,
     /// Answers kept in the cache at most; each state along a solved path is one entry.
     #[arg(long, env = "NPUZZLE_CACHE_CAPACITY", default_value_t = 1_000_000)]
     cache_capacity: usize,
@@ -164,7 +157,7 @@ fn fraction(text: &str) -> Result<f64, String> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    npuzzle_telemetry::init_logging(args.log_format, "info")?;
+    args.log.init("info")?;
     let auth = Auth {
         client: Token::from_flags(
             args.client_token,

@@ -5,6 +5,10 @@
 //! [`ClientSecurity`]; the coordinator reads its own tokens with [`Token`] too, and checks them
 //! in `npuzzle_coordinator::auth`.
 //!
+//! With the `cli` feature, [`TokenArgs`] and [`TlsArgs`] are the flags that fill a
+//! [`ClientSecurity`] (`--token`/`--token-file`, `--tls-ca`/`--tls-domain`), shared by the
+//! worker and the command line.
+//!
 //! A [`Token`] never shows its secret in `Debug` output or in an error message, and its metadata
 //! value is marked sensitive (HTTP/2 never puts it in a compression table).
 
@@ -332,3 +336,74 @@ mod tests {
         );
     }
 }
+
+/// The flags with which `npuzzle` and `npuzzle-worker` secure their connection to the
+/// coordinator, defined once (feature `cli`): the token ([`TokenArgs`]) and the TLS
+/// verification ([`TlsArgs`]). The help texts and environment variables are `npuzzle`'s; a
+/// binary that words them otherwise (the worker's token is `NPUZZLE_WORKER_TOKEN`) adjusts them
+/// with `clap::Command::mut_arg`, keeping the flags themselves.
+#[cfg(feature = "cli")]
+mod cli {
+    use std::path::PathBuf;
+
+    use super::{ClientSecurity, PemCertificates, SecurityError, Token};
+
+    /// The bearer token sent to the coordinator: `--token` or `--token-file`.
+    #[derive(clap::Args, Clone, Debug, Default)]
+    pub struct TokenArgs {
+        /// The client token the coordinator requires (its --client-token), sent as `authorization:
+        /// Bearer TOKEN` with every call to --coordinator. Prefer --token-file: other processes of
+        /// the same user can read the environment and the command line.
+        #[arg(
+            long,
+            env = "NPUZZLE_TOKEN",
+            value_name = "TOKEN",
+            hide_env_values = true
+        )]
+        pub token: Option<String>,
+        /// The client token, read from FILE (trailing line breaks dropped).
+        #[arg(long, env = "NPUZZLE_TOKEN_FILE", value_name = "FILE")]
+        pub token_file: Option<PathBuf>,
+    }
+
+    /// How an https:// coordinator's certificate is verified: `--tls-ca` and `--tls-domain`.
+    #[derive(clap::Args, Clone, Debug, Default)]
+    pub struct TlsArgs {
+        /// For an https:// coordinator: the CA certificate (PEM) that must have signed its
+        /// certificate. Without it, the Mozilla root CAs are trusted.
+        #[arg(long, env = "NPUZZLE_TLS_CA", value_name = "FILE")]
+        pub tls_ca: Option<PathBuf>,
+        /// For an https:// coordinator: the name its certificate must carry, when it is not the
+        /// URL's host (e.g. when connecting by IP address).
+        #[arg(long, env = "NPUZZLE_TLS_DOMAIN", value_name = "NAME")]
+        pub tls_domain: Option<String>,
+    }
+
+    impl TokenArgs {
+        /// The token the flags give (read from its file), checked; `None` without either.
+        pub fn token(&self) -> Result<Option<Token>, SecurityError> {
+            Token::from_flags(self.token.clone(), self.token_file.as_deref(), "--token")
+        }
+    }
+
+    impl ClientSecurity {
+        /// The settings the flags give: the token and the CA read from their files, checked.
+        pub fn from_args(
+            token: &TokenArgs,
+            tls: &TlsArgs,
+        ) -> Result<ClientSecurity, SecurityError> {
+            Ok(ClientSecurity {
+                token: token.token()?,
+                tls_ca: tls
+                    .tls_ca
+                    .as_deref()
+                    .map(PemCertificates::read)
+                    .transpose()?,
+                tls_domain: tls.tls_domain.clone(),
+            })
+        }
+    }
+}
+
+#[cfg(feature = "cli")]
+pub use cli::{TlsArgs, TokenArgs};

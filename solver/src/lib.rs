@@ -1,7 +1,8 @@
 //! # npuzzle-solver
 //!
 //! Optimal search for sliding-tile puzzles (8-, 15-, 24-puzzle and rectangular boards from 2x2
-//! to 5x5). A pure library: no I/O, no threads, no async. The coordinator and workers of the
+//! to 5x5). A pure library: no I/O, no threads, no async (except [`store`], the pattern
+//! databases' files, behind the `store` feature). The coordinator and workers of the
 //! npuzzle cluster, and the `npuzzle` CLI, are built on it.
 //!
 //! # Layout
@@ -24,6 +25,8 @@
 //!   ([`UnitOutcome::Split`]), so nothing searched is lost.
 //! - [`Trace`]: what a search costs subtree by subtree ([`Solver::trace_bound`]), for the
 //!   cluster's simulator.
+//! - [`store`] (feature `store`): the pattern databases' files, [`store::TableStore`]: where
+//!   they live, verified loading, rebuilding, saving.
 //!
 //! # Example
 //!
@@ -50,6 +53,8 @@ mod moves;
 mod pdb;
 mod search;
 mod shape;
+#[cfg(feature = "store")]
+pub mod store;
 mod trace;
 
 pub use board::{Board, IllegalMove, ParseError, Verification};

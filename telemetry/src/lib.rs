@@ -9,6 +9,7 @@
 //!   logs go to stderr, colours only on a terminal.
 //! - [`metrics`]: the process's one Prometheus recorder ([`metrics::install`]) and
 //!   [`MetricsListener`], which serves it as text over HTTP at `/metrics`.
+//! - `cli` (feature `cli`): `LogArgs`, the `--log-format` flag of every npuzzle binary.
 //!
 //! What is measured is each component's business: the coordinator and the worker record their
 //! own `npuzzle_*` metrics through the [`::metrics`] facade.
@@ -27,6 +28,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod logging;
 pub mod metrics;
 

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use npuzzle_proto::security::{ClientSecurity, PemCertificates, Token};
-use npuzzle_telemetry::{LogFormat, MetricsListener};
+use npuzzle_proto::security::{ClientSecurity, TlsArgs, TokenArgs};
+use npuzzle_telemetry::MetricsListener;
+use npuzzle_telemetry::cli::LogArgs;
 use tokio_util::sync::CancellationToken;
 
 /// An npuzzle worker: joins a coordinator and searches the work units it hands out, one search
@@ -18,6 +19,22 @@ use tokio_util::sync::CancellationToken;
 /// (other processes of the same user can read the environment).
 #[derive(Parser)]
 #[command(name = "npuzzle-worker", version, about)]
+#[command(
+    mut_arg("token", |a| a
+        .env("NPUZZLE_WORKER_TOKEN")
+        .help("The worker token the coordinator requires (its --worker-token), sent with the join")),
+    mut_arg("token_file", |a| a
+        .env("NPUZZLE_WORKER_TOKEN_FILE")
+        .help("The worker token, read from FILE (trailing line breaks dropped)")),
+    mut_arg("tls_ca", |a| a.help(
+        "For https:// URLs: the CA certificate (PEM) that must have signed the coordinator's \
+         certificate. Without it, the Mozilla root CAs are trusted"
+    )),
+    mut_arg("tls_domain", |a| a.help(
+        "For https:// URLs: the name the coordinator's certificate must carry, when it is not \
+         the URL's host (e.g. when connecting by IP address)"
+    )),
+)]
 struct Args {
     /// The coordinator's URL: http://HOST:PORT, or https://HOST:PORT for TLS.
     #[arg(
@@ -41,50 +58,21 @@ struct Args {
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9091). Off by default.
     #[arg(long, env = "NPUZZLE_METRICS_LISTEN", value_name = "ADDR")]
     metrics_listen: Option<String>,
-    /// Log lines as `text` (for people) or `json` (one object per line, for log collectors).
-    /// RUST_LOG chooses what is logged (default: info).
-    #[arg(
-        long,
-        env = "NPUZZLE_LOG_FORMAT",
-        default_value = "text",
-        value_name = "text|json"
-    )]
-    log_format: LogFormat,
-    /// The worker token the coordinator requires (its --worker-token), sent with the join.
-    #[arg(
-        long,
-        env = "NPUZZLE_WORKER_TOKEN",
-        value_name = "TOKEN",
-        hide_env_values = true
-    )]
-    token: Option<String>,
-    /// The worker token, read from FILE (trailing line breaks dropped).
-    #[arg(long, env = "NPUZZLE_WORKER_TOKEN_FILE", value_name = "FILE")]
-    token_file: Option<PathBuf>,
-    /// For https:// URLs: the CA certificate (PEM) that must have signed the coordinator's
-    /// certificate. Without it, the Mozilla root CAs are trusted.
-    #[arg(long, env = "NPUZZLE_TLS_CA", value_name = "FILE")]
-    tls_ca: Option<PathBuf>,
-    /// For https:// URLs: the name the coordinator's certificate must carry, when it is not the
-    /// URL's host (e.g. when connecting by IP address).
-    #[arg(long, env = "NPUZZLE_TLS_DOMAIN", value_name = "NAME")]
-    tls_domain: Option<String>,
+    #[command(flatten)]
+    log: LogArgs,
+    // The token and TLS flags of `npuzzle`, under the worker's own names and wording.
+    #[command(flatten)]
+    token: TokenArgs,
+    #[command(flatten)]
+    tls: TlsArgs,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    npuzzle_telemetry::init_logging(args.log_format, "info")?;
+    args.log.init("info")?;
     let mut config = npuzzle_worker::Config::new(args.coordinator);
-    config.security = ClientSecurity {
-        token: Token::from_flags(args.token, args.token_file.as_deref(), "--token")?,
-        tls_ca: args
-            .tls_ca
-            .as_deref()
-            .map(PemCertificates::read)
-            .transpose()?,
-        tls_domain: args.tls_domain,
-    };
+    config.security = ClientSecurity::from_args(&args.token, &args.tls)?;
     if let Some(t) = args.threads {
         config.threads = t.max(1);
     }

@@ -1,9 +1,7 @@
 //! Bad input never stops a batch: each bad board gets its own `invalid` answer that names the
 //! problem, every good board is still answered, and the exit code is 1.
 
-mod common;
-
-use common::{assert_solves, npuzzle, records};
+use crate::common::{assert_solves, npuzzle, records};
 use npuzzle_solver::{Goal, Shape};
 
 #[test]

@@ -2,54 +2,18 @@
 //! coordinator with a worker, 1 against one without, 2 when nothing listens; `stats --json` is
 //! one JSON object.
 
-mod common;
-
 use std::time::Duration;
 
-use common::npuzzle;
-use tokio_util::sync::CancellationToken;
+use crate::common::{Cluster, npuzzle, one_worker, start_cluster};
+use npuzzle_client::local::Options;
 
-/// A coordinator (and `workers` in-process workers) on loopback, on its own runtime thread.
-/// Returns once the workers have joined.
-fn start_coordinator(workers: usize) -> (String, CancellationToken, std::thread::JoinHandle<()>) {
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let token = shutdown.clone();
-    let thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let url = format!("http://{}", listener.local_addr().unwrap());
-            tokio::spawn(npuzzle_coordinator::run(
-                listener,
-                npuzzle_coordinator::Config::default(),
-                token.clone(),
-            ));
-            for _ in 0..workers {
-                let mut w = npuzzle_worker::Config::new(url.clone());
-                w.threads = 1;
-                w.load_pdbs = false;
-                tokio::spawn(npuzzle_worker::run(w, token.clone()));
-            }
-            let mut client = npuzzle_client::remote::connect(&url, &Default::default())
-                .await
-                .unwrap();
-            loop {
-                let stats = client
-                    .stats(npuzzle_proto::v1::StatsRequest {})
-                    .await
-                    .unwrap()
-                    .into_inner();
-                if stats.workers as usize == workers {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            tx.send(url).unwrap();
-            token.cancelled().await;
-        });
-    });
-    (rx.recv().unwrap(), shutdown, thread)
+/// A coordinator (and `workers` in-process one-thread workers) on loopback, on its own runtime
+/// thread. Returns once the workers have joined.
+fn start_coordinator(workers: usize) -> Cluster {
+    start_cluster(Options {
+        workers,
+        ..one_worker(npuzzle_coordinator::Config::default())
+    })
 }
 
 /// A loopback URL where nothing listens (a port just freed).
@@ -62,7 +26,7 @@ fn nothing_listens() -> String {
 
 /// `npuzzle health` until it exits with `code` (the status follows membership
 /// asynchronously), returning its output.
-fn health_until(url: &str, code: i32, extra: &[&str]) -> common::Output {
+fn health_until(url: &str, code: i32, extra: &[&str]) -> crate::common::Output {
     let mut args = vec!["health", "--coordinator", url];
     args.extend_from_slice(extra);
     for _ in 0..50 {
@@ -77,7 +41,8 @@ fn health_until(url: &str, code: i32, extra: &[&str]) -> common::Output {
 
 #[test]
 fn health_exit_codes_follow_the_grpc_health_status() {
-    let (url, shutdown, thread) = start_coordinator(1);
+    let cluster = start_coordinator(1);
+    let url = cluster.url.clone();
     let out = health_until(&url, 0, &[]);
     assert_eq!(out.code, 0, "{} {}", out.stdout, out.stderr);
     assert_eq!(out.stdout.trim(), "SERVING");
@@ -99,15 +64,14 @@ fn health_exit_codes_follow_the_grpc_health_status() {
         "{}",
         unknown.stderr
     );
-    shutdown.cancel();
-    thread.join().unwrap();
+    cluster.stop();
 
-    let (url, shutdown, thread) = start_coordinator(0);
+    let cluster = start_coordinator(0);
+    let url = cluster.url.clone();
     let out = npuzzle(&["health", "--coordinator", &url], "");
     assert_eq!(out.code, 1, "{} {}", out.stdout, out.stderr);
     assert_eq!(out.stdout.trim(), "NOT_SERVING");
-    shutdown.cancel();
-    thread.join().unwrap();
+    cluster.stop();
 
     let url = nothing_listens();
     let out = npuzzle(
@@ -121,7 +85,8 @@ fn health_exit_codes_follow_the_grpc_health_status() {
 
 #[test]
 fn stats_as_json_and_as_text() {
-    let (url, shutdown, thread) = start_coordinator(1);
+    let cluster = start_coordinator(1);
+    let url = cluster.url.clone();
     let solved = npuzzle(&["solve", "--coordinator", &url, "8 6 7 2 5 4 3 0 1"], "");
     assert_eq!(solved.code, 0, "{}", solved.stderr);
     let again = npuzzle(&["solve", "--coordinator", &url, "8 6 7 2 5 4 3 0 1"], "");
@@ -159,8 +124,7 @@ fn stats_as_json_and_as_text() {
         text.stdout
     );
     assert!(text.stdout.contains("1 hits"), "{}", text.stdout);
-    shutdown.cancel();
-    thread.join().unwrap();
+    cluster.stop();
 
     let out = npuzzle(
         &[

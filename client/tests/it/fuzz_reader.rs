@@ -5,7 +5,7 @@
 //! rejected with a message that names the problem.
 //!
 //! 10,000 cases per property by default; `PROPTEST_CASES=1000000 cargo test --release -p
-//! npuzzle-client --test fuzz_reader` runs a longer campaign.
+//! npuzzle-client --test it fuzz_reader` runs a longer campaign.
 
 use npuzzle_client::input::{Format, Reader};
 use npuzzle_solver::Board;

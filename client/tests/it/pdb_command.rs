@@ -2,14 +2,12 @@
 //! they are missing or corrupt, and `auto` picks them up once present: in-process (`--serial`)
 //! and through the embedded cluster, whose worker serves the tables of `--pdb-dir`.
 
-mod common;
-
-use common::{assert_solves, npuzzle, records};
+use crate::common::{assert_solves, npuzzle, records};
 use npuzzle_solver::{Goal, Shape};
 
 /// Korf's instances (id, optimal length, tiles) from `data/korf100.txt` (blank-first goal).
 fn korf(ids: &[usize]) -> Vec<(usize, usize, String)> {
-    include_str!("../../data/korf100.txt")
+    include_str!("../../../data/korf100.txt")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .filter_map(|l| {

@@ -1,9 +1,7 @@
 //! UVa 10181 ("15-Puzzle Problem"): a count, then 4x4 boards of 4 lines; answers in upper case,
 //! or `This puzzle is not solvable.`
 
-mod common;
-
-use common::{assert_solves, npuzzle, records};
+use crate::common::{assert_solves, npuzzle, records};
 use npuzzle_solver::{Goal, Shape};
 
 #[test]

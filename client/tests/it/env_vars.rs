@@ -1,11 +1,9 @@
 //! Every option of every subcommand can be set by an `NPUZZLE_*` environment variable, and
 //! says which in its help; yes/no flags take true/false, yes/no, on/off or 1/0 from it.
 
-mod common;
-
 use std::process::Command;
 
-use common::npuzzle;
+use crate::common::npuzzle;
 
 /// Options of `npuzzle ARGS --help` that name no environment variable.
 fn missing_env(args: &[&str]) -> Vec<String> {

@@ -1,13 +1,11 @@
 //! `--coordinator URL`, `--serial`, the embedded default and `npuzzle cluster` give the same
 //! optimal answers; repeats through a coordinator come back `cached`.
 
-mod common;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{npuzzle, records};
-use tokio_util::sync::CancellationToken;
+use crate::common::{npuzzle, one_worker, records, start_cluster};
+use npuzzle_client::local::Options;
 
 const BOARDS: &str = "8 6 7 2 5 4 3 0 1\n2 1 3 4 5 6 7 8 0\n1 6 10 8 14 12 4 2 13 11 3 5 9 7 15 0\n1 2 3 4 5 6 0 7 8\n";
 
@@ -16,31 +14,6 @@ fn lengths(stdout: &str) -> Vec<Option<u64>> {
         .iter()
         .map(|r| r["length"].as_u64())
         .collect()
-}
-
-/// A coordinator with one worker on loopback, on its own runtime thread.
-fn start_cluster() -> (String, CancellationToken, std::thread::JoinHandle<()>) {
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let token = shutdown.clone();
-    let thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let url = format!("http://{}", listener.local_addr().unwrap());
-            tokio::spawn(npuzzle_coordinator::run(
-                listener,
-                npuzzle_coordinator::Config::default(),
-                token.clone(),
-            ));
-            let mut w = npuzzle_worker::Config::new(url.clone());
-            w.threads = 1;
-            tokio::spawn(npuzzle_worker::run(w, token.clone()));
-            tx.send(url).unwrap();
-            token.cancelled().await;
-        });
-    });
-    (rx.recv().unwrap(), shutdown, thread)
 }
 
 #[test]
@@ -55,7 +28,11 @@ fn serial_embedded_and_remote_agree_and_repeats_are_cached() {
         vec![Some(31), None, Some(42), Some(2)]
     );
 
-    let (url, shutdown, thread) = start_cluster();
+    let cluster = start_cluster(Options {
+        load_pdbs: true,
+        ..one_worker(npuzzle_coordinator::Config::default())
+    });
+    let url = cluster.url.clone();
     let first = npuzzle(
         &[
             "batch",
@@ -95,8 +72,7 @@ fn serial_embedded_and_remote_agree_and_repeats_are_cached() {
         (v["moves"].as_str(), v["cached"].as_bool()),
         (Some("RR"), Some(true))
     );
-    shutdown.cancel();
-    thread.join().unwrap();
+    cluster.stop();
 }
 
 #[test]

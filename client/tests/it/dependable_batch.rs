@@ -2,15 +2,13 @@
 //! deadline: every board gets exactly one answer, every answer is optimal, and a board without
 //! an answer is `failed` (not `invalid`) and retried by `--resume`.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{assert_solves, npuzzle, records};
+use crate::common::{assert_solves, npuzzle, one_worker, records, start_cluster};
+use npuzzle_client::local::Options;
 use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
-use tokio_util::sync::CancellationToken;
 
 /// `count` 15-puzzles, random walks of 45 moves from the goal (blank-last).
 fn boards(count: usize, seed: u64) -> String {
@@ -66,36 +64,17 @@ fn check_all_optimal(input: &str, jsonl: &str) {
     }
 }
 
-/// A coordinator (with `config`) and one one-thread worker on its own runtime thread.
-fn start_cluster(
-    config: npuzzle_coordinator::Config,
-) -> (String, CancellationToken, std::thread::JoinHandle<()>) {
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let token = shutdown.clone();
-    let thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let url = format!("http://{}", listener.local_addr().unwrap());
-            tokio::spawn(npuzzle_coordinator::run(listener, config, token.clone()));
-            let mut w = npuzzle_worker::Config::new(url.clone());
-            w.threads = 1;
-            tokio::spawn(npuzzle_worker::run(w, token.clone()));
-            tx.send(url).unwrap();
-            token.cancelled().await;
-        });
-    });
-    (rx.recv().unwrap(), shutdown, thread)
-}
-
 #[test]
 fn a_batch_against_a_busy_coordinator_waits_its_turn_and_finishes() {
     let config = npuzzle_coordinator::Config {
         max_searches: 2,
         ..npuzzle_coordinator::Config::default()
     };
-    let (url, shutdown, thread) = start_cluster(config);
+    let cluster = start_cluster(Options {
+        load_pdbs: true,
+        ..one_worker(config)
+    });
+    let url = cluster.url.clone();
     let input = boards(60, 3);
     let out = npuzzle(
         &[
@@ -109,8 +88,7 @@ fn a_batch_against_a_busy_coordinator_waits_its_turn_and_finishes() {
         ],
         &input,
     );
-    shutdown.cancel();
-    thread.join().unwrap();
+    cluster.stop();
     assert_eq!(out.code, 0, "{}", out.stderr);
     check_all_optimal(&input, &out.stdout);
 }
@@ -197,7 +175,11 @@ fn a_batch_outlives_a_coordinator_killed_and_restarted_mid_run() {
 
 #[test]
 fn a_deadline_is_failed_not_invalid_and_resume_retries_it() {
-    let (url, shutdown, thread) = start_cluster(npuzzle_coordinator::Config::default());
+    let cluster = start_cluster(Options {
+        load_pdbs: true,
+        ..one_worker(npuzzle_coordinator::Config::default())
+    });
+    let url = cluster.url.clone();
     // Korf's #11 (57 moves, about half a second with linear conflict on one thread): past a
     // deadline of 50 ms, while the random walks are answered within it.
     let hard = "5 9 13 14 6 3 7 12 10 8 4 0 15 2 11 1";
@@ -228,8 +210,7 @@ fn a_deadline_is_failed_not_invalid_and_resume_retries_it() {
     assert_eq!(hard_answer["reason"], "deadline", "{hard_answer}");
 
     let second = npuzzle(&args(&["--resume"]), &input);
-    shutdown.cancel();
-    thread.join().unwrap();
+    cluster.stop();
     assert_eq!(second.code, 0, "{}", second.stderr);
     let answers = records(&std::fs::read_to_string(&out_file).unwrap());
     assert_eq!(answers.len(), 4, "each board once: {answers:?}");

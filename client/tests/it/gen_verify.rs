@@ -1,9 +1,7 @@
 //! `npuzzle gen` is reproducible by seed and its boards solve; `npuzzle verify` pinpoints an
 //! illegal move and accepts a real solution.
 
-mod common;
-
-use common::npuzzle;
+use crate::common::npuzzle;
 
 #[test]
 fn gen_repeats_itself_for_a_seed_and_batch_solves_what_it_makes() {
@@ -25,7 +23,7 @@ fn gen_repeats_itself_for_a_seed_and_batch_solves_what_it_makes() {
     assert_eq!(a.stdout.lines().count(), 20);
     let solved = npuzzle(&["batch", "--serial", "--output", "jsonl"], &a.stdout);
     assert_eq!(solved.code, 0, "{}", solved.stderr);
-    let records = common::records(&solved.stdout);
+    let records = crate::common::records(&solved.stdout);
     assert!(records.iter().all(|r| r["status"] == "solved"));
     for (line, r) in a.stdout.lines().zip(&records) {
         let verdict = npuzzle(&["verify", line, r["moves"].as_str().unwrap()], "");

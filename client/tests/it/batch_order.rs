@@ -1,8 +1,6 @@
 //! A batch of many boards on several threads: answers in input order, each optimal.
 
-mod common;
-
-use common::{npuzzle, records};
+use crate::common::{npuzzle, records};
 use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver};
 
 #[test]

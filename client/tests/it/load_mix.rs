@@ -3,13 +3,12 @@
 //! past the coordinator's search limit they wait out its hint, retry, and still lose nothing;
 //! and a coordinator that answers with detours, or not at all, fails the run.
 
-mod common;
-
 use std::pin::Pin;
 use std::time::Duration;
 
-use common::npuzzle;
+use crate::common::{npuzzle, one_worker};
 use npuzzle_client::load::{self, LoadPlan, LoadReport};
+use npuzzle_client::local::LocalCluster;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_server::{Solver as SolverRpc, SolverServer};
 use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Shape, Solver};
@@ -18,16 +17,8 @@ use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
 /// A coordinator (with `config`) and one single-threaded worker on `127.0.0.1:0`.
-async fn cluster(config: npuzzle_coordinator::Config) -> (String, CancellationToken) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let shutdown = CancellationToken::new();
-    tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
-    let mut worker = npuzzle_worker::Config::new(url.clone());
-    worker.threads = 1;
-    worker.load_pdbs = false;
-    tokio::spawn(npuzzle_worker::run(worker, shutdown.clone()));
-    (url, shutdown)
+async fn cluster(config: npuzzle_coordinator::Config) -> LocalCluster {
+    LocalCluster::start(one_worker(config)).await.unwrap()
 }
 
 /// Every kind was sent, and answered as it must be: invalid requests with INVALID_ARGUMENT,
@@ -54,7 +45,8 @@ fn assert_every_kind_answered_right(report: &LoadReport) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_load_of_many_clients_loses_nothing_and_every_path_is_optimal() {
-    let (url, _shutdown) = cluster(npuzzle_coordinator::Config::default()).await;
+    let cluster = cluster(npuzzle_coordinator::Config::default()).await;
+    let url = cluster.url().to_string();
     let plan = LoadPlan {
         requests: 400,
         clients: 32,
@@ -78,7 +70,8 @@ async fn past_the_search_limit_clients_retry_on_the_hint_and_still_lose_nothing(
         max_searches: 2,
         ..npuzzle_coordinator::Config::default()
     };
-    let (url, _shutdown) = cluster(config).await;
+    let cluster = cluster(config).await;
+    let url = cluster.url().to_string();
     // 15-puzzles that need a real search, so that 32 clients outrun the 2 permits.
     let plan = LoadPlan {
         shape: Shape::new(4, 4).unwrap(),

@@ -1,8 +1,6 @@
 //! `npuzzle solve`: the move string, `unsolvable`, or one JSON object.
 
-mod common;
-
-use common::{assert_solves, npuzzle};
+use crate::common::{assert_solves, npuzzle};
 use npuzzle_solver::{Board, Goal, Shape};
 
 #[test]

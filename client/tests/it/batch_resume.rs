@@ -2,13 +2,11 @@
 //! every board answered exactly once, optimally; and a batch whose stderr is not a terminal
 //! writes nothing there (no progress bar).
 
-mod common;
-
 use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{assert_solves, npuzzle, records};
+use crate::common::{assert_solves, npuzzle, records};
 use npuzzle_solver::{Goal, Shape};
 
 /// Korf instances that take tens of milliseconds each with linear conflict.

@@ -1,9 +1,7 @@
 //! HDU 1043 / POJ 1077 ("Eight"): 3x3 boards with `x` as the blank, answers in lower case; any
 //! optimal path is accepted (special judge), so answers are checked by replay and length.
 
-mod common;
-
-use common::{assert_solves, npuzzle};
+use crate::common::{assert_solves, npuzzle};
 use npuzzle_solver::{Goal, Shape};
 
 #[test]

@@ -1,0 +1,128 @@
+//! `npuzzle pdb build` and `npuzzle pdb list`: the pattern databases in the table directory
+//! ([`npuzzle_solver::store::TableStore`]).
+
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use npuzzle_solver::Shape;
+
+#[derive(Subcommand)]
+pub(crate) enum PdbCommand {
+    /// Build (or rebuild) a partition's tables into the table directory.
+    Build {
+        /// Board size: 4x4 (partitions 5-5-5, 6-6-3, 7-8), 5x5 (6-6-6-6), 3x3 (4-4), 2x4 / 4x2 (3-4).
+        #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
+        size: Shape,
+        /// How the tiles are split into patterns: 7-8 (strongest, 577 MB, about 16 minutes),
+        /// 6-6-3 (11.5 MB, about 10 s) or 5-5-5 (a second) for 4x4; 6-6-6-6 for 5x5; 4-4 for
+        /// 3x3; 3-4 for 2x4 and 4x2.
+        #[arg(long, env = "NPUZZLE_PARTITION")]
+        partition: String,
+        /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
+        #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+        pdb_dir: Option<PathBuf>,
+    },
+    /// List the tables present in the table directory and whether they verify.
+    List {
+        /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
+        #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+        pdb_dir: Option<PathBuf>,
+    },
+}
+
+pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
+    use npuzzle_solver::store::{TableStore, preferred_partitions, table_shapes};
+    match command {
+        PdbCommand::Build {
+            size,
+            partition,
+            pdb_dir,
+        } => {
+            let partition = npuzzle_solver::Partition::named(size, &partition)?;
+            let store = TableStore::new(pdb_dir);
+            let bar = io::stderr().is_terminal().then(|| {
+                let bar = indicatif::ProgressBar::new(0);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} placements ({eta})",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                bar
+            });
+            let started = std::time::Instant::now();
+            let mut total_bytes = 0u64;
+            for (i, tiles) in partition.patterns.iter().enumerate() {
+                let t = std::time::Instant::now();
+                if let Some(b) = &bar {
+                    b.set_prefix(format!(
+                        "table {}/{} {:?}",
+                        i + 1,
+                        partition.patterns.len(),
+                        tiles
+                    ));
+                    b.set_position(0);
+                }
+                let db = npuzzle_solver::PatternDb::build(size, tiles, |done, total| {
+                    if let Some(b) = &bar {
+                        b.set_length(total);
+                        b.set_position(done);
+                    }
+                })?;
+                let bytes = db.to_bytes();
+                total_bytes += bytes.len() as u64;
+                let path = store.save(&partition, i, &bytes)?;
+                let mut hist = [0u64; 256];
+                for &v in db.table() {
+                    hist[v as usize] += 1;
+                }
+                let mean = hist
+                    .iter()
+                    .enumerate()
+                    .map(|(v, &c)| v as f64 * c as f64)
+                    .sum::<f64>()
+                    / db.table().len() as f64;
+                println!(
+                    "{}: tiles {:?}, {} entries, {:.1} MB, mean {:.2}, max {}, built in {:.1} s",
+                    path.display(),
+                    tiles,
+                    db.table().len(),
+                    bytes.len() as f64 / 1e6,
+                    mean,
+                    hist.iter().rposition(|&c| c > 0).unwrap_or(0),
+                    t.elapsed().as_secs_f64()
+                );
+            }
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            println!(
+                "{} {}: {:.1} MB in {:.1} s",
+                size,
+                partition.name,
+                total_bytes as f64 / 1e6,
+                started.elapsed().as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        PdbCommand::List { pdb_dir } => {
+            let store = TableStore::new(pdb_dir);
+            println!("{}", store.dir.display());
+            for shape in table_shapes() {
+                for name in preferred_partitions(shape) {
+                    let partition = npuzzle_solver::Partition::named(shape, name)?;
+                    if !store.has(&partition) {
+                        continue;
+                    }
+                    match store.load(&partition, true, false, |_, _, _| {}) {
+                        Ok(_) => println!("  {shape} {name}: ok"),
+                        Err(e) => println!("  {shape} {name}: {e}"),
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

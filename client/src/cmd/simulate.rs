@@ -1,0 +1,140 @@
+//! `npuzzle trace` (record searches) and `npuzzle simulate` (replay them through the real
+//! scheduler with simulated workers).
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
+
+use super::{boolish, load_instances};
+
+#[derive(Args)]
+pub(crate) struct TraceArgs {
+    /// Instances, as for `bench`.
+    file: PathBuf,
+    /// Goal: blank-last, blank-first (Korf's files use it), or the goal's tiles.
+    #[arg(long, env = "NPUZZLE_GOAL", default_value = "blank-last")]
+    goal: GoalSpec,
+    /// The heuristic to search with (md, lc, exact or pdb).
+    #[arg(long, env = "NPUZZLE_TRACE_HEURISTIC", default_value = "pdb")]
+    heuristic: HeuristicKind,
+    /// Directory of pattern databases (for pdb).
+    #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
+    pdb_dir: Option<PathBuf>,
+    /// Board size as WxH, if not inferred.
+    #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
+    size: Option<Shape>,
+    /// Only these ids: e.g. `1-15` or `2,5,9`.
+    #[arg(long, env = "NPUZZLE_TRACE_IDS")]
+    ids: Option<String>,
+    /// Depth of the subtrees recorded: the simulated workers' grain.
+    #[arg(long, env = "NPUZZLE_TRACE_DEPTH", default_value_t = 10)]
+    depth: u32,
+    /// Write the traces here (one after another) instead of standard output.
+    #[arg(long, env = "NPUZZLE_TRACE_OUT", value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(crate) struct SimulateArgs {
+    /// Trace files written by `npuzzle trace` (each may hold several traces: a batch, run in
+    /// order).
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+    /// Slot counts to simulate.
+    #[arg(
+        long,
+        env = "NPUZZLE_SIM_SLOTS",
+        default_value = "1,2,4,8,16,32,64,128,256,512,1024",
+        value_delimiter = ','
+    )]
+    slots: Vec<usize>,
+    /// Search threads per simulated worker.
+    #[arg(long, env = "NPUZZLE_SIM_SLOTS_PER_WORKER", default_value_t = 1)]
+    slots_per_worker: usize,
+    /// One-way latency between the coordinator and a worker or client, in milliseconds.
+    #[arg(long, env = "NPUZZLE_SIM_LATENCY_MS", default_value_t = 0.1)]
+    latency_ms: f64,
+    /// Nodes per second per slot (default: the rate each trace was recorded at).
+    #[arg(long, env = "NPUZZLE_SIM_RATE")]
+    rate: Option<f64>,
+    /// Jobs the simulated client keeps in flight.
+    #[arg(long, env = "NPUZZLE_SIM_JOBS_IN_FLIGHT", default_value_t = 1)]
+    jobs_in_flight: usize,
+    /// One JSON object per slot count.
+    #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
+    json: bool,
+}
+
+pub(crate) fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
+    let instances = load_instances(&args.file, args.size, args.ids.as_deref())?;
+    let Some(first) = instances.first() else {
+        anyhow::bail!("no instances selected");
+    };
+    let shape = first.board.shape();
+    let goal = args.goal.resolve(shape)?;
+    let (solver, name) = if args.heuristic == HeuristicKind::Pdb {
+        let store = npuzzle_solver::store::TableStore::new(args.pdb_dir.clone());
+        let (partition, tables) = store.best_shared(shape)?;
+        (
+            npuzzle_solver::Solver::with_pdb(goal, tables)?,
+            format!("pdb {}", partition.name),
+        )
+    } else {
+        (
+            npuzzle_solver::Solver::new(goal, args.heuristic)?,
+            args.heuristic.to_string(),
+        )
+    };
+    let traces =
+        npuzzle_client::simulate::record(&instances, &solver, &name, args.depth, io::stderr())?;
+    let text: String = traces.iter().map(|(_, t)| t.to_text()).collect();
+    match &args.out {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
+    let mut traces = Vec::new();
+    for path in &args.traces {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        traces.extend(
+            npuzzle_solver::Trace::parse_all(&text)
+                .with_context(|| format!("cannot read {}", path.display()))?,
+        );
+    }
+    // Each simulated slot costs memory; past this, a typo rather than a cluster.
+    const MAX_SLOTS: usize = 1 << 16;
+    if let Some(&bad) = args.slots.iter().find(|&&n| n == 0 || n > MAX_SLOTS) {
+        anyhow::bail!("--slots: {bad} is not a slot count from 1 to {MAX_SLOTS}");
+    }
+    if !(args.latency_ms >= 0.0 && args.latency_ms.is_finite()) {
+        anyhow::bail!("--latency-ms must be a number of milliseconds, 0 or more");
+    }
+    let config = npuzzle_coordinator::sim::SimConfig {
+        slots_per_worker: args.slots_per_worker.max(1),
+        latency: std::time::Duration::from_secs_f64(args.latency_ms / 1e3),
+        rate: args.rate,
+        jobs_in_flight: args.jobs_in_flight.max(1),
+        ..npuzzle_coordinator::sim::SimConfig::default()
+    };
+    let rows = npuzzle_client::simulate::table(
+        &traces,
+        &args.slots,
+        &config,
+        args.json,
+        io::stdout().lock(),
+    )?;
+    Ok(if rows.iter().any(|r| r.wrong > 0) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,249 @@
+//! Where pattern databases live on disk, and how they are saved and loaded (feature `store`,
+//! the one part of this crate that does I/O): each table of a partition is one file in the
+//! table directory (`--pdb-dir`, env `NPUZZLE_PDB_DIR`, default `~/.cache/npuzzle/pdb`), named
+//! `{WxH}-{partition}-{i}.pdb`. A file is verified on load (header, size, checksum, shape and
+//! pattern; see [`PatternDb::from_bytes`]) and never trusted otherwise: a missing, truncated,
+//! corrupt or mismatched file is rebuilt when building is allowed, else refused with an error
+//! naming the file. The worker serves what it holds (`npuzzle_worker::tables`); `npuzzle pdb`
+//! builds and lists it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use crate::{Partition, PatternDb, PdbError, PdbHeuristic, Shape};
+
+/// The shapes with built-in partitions (see [`preferred_partitions`]).
+pub fn table_shapes() -> Vec<Shape> {
+    [(4, 4), (5, 5), (3, 3), (2, 4), (4, 2)]
+        .into_iter()
+        .filter_map(|(w, h)| Shape::new(w, h).ok())
+        .collect()
+}
+
+/// Partitions tried by `best`, strongest first, per shape.
+pub fn preferred_partitions(shape: Shape) -> &'static [&'static str] {
+    match (shape.width(), shape.height()) {
+        (4, 4) => &["7-8", "6-6-3", "5-5-5"],
+        (5, 5) => &["6-6-6-6"],
+        (3, 3) => &["4-4"],
+        (2, 4) | (4, 2) => &["3-4"],
+        _ => &[],
+    }
+}
+
+/// A problem with the table directory.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Table { path: PathBuf, source: PdbError },
+    #[error(transparent)]
+    Partition(#[from] PdbError),
+    #[error(
+        "no pattern databases for {shape} in {dir}; build them with `npuzzle pdb build --size {shape} --partition {hint}`"
+    )]
+    Missing {
+        shape: Shape,
+        dir: PathBuf,
+        hint: String,
+    },
+}
+
+/// The table directory.
+#[derive(Clone, Debug)]
+pub struct TableStore {
+    pub dir: PathBuf,
+}
+
+impl TableStore {
+    /// `dir`, or `$NPUZZLE_PDB_DIR`, or the per-user cache directory.
+    pub fn new(dir: Option<PathBuf>) -> TableStore {
+        let dir = dir
+            .or_else(|| std::env::var_os("NPUZZLE_PDB_DIR").map(PathBuf::from))
+            .or_else(|| dirs::cache_dir().map(|d| d.join("npuzzle").join("pdb")))
+            .unwrap_or_else(|| PathBuf::from(".npuzzle-pdb"));
+        TableStore { dir }
+    }
+
+    pub fn path(&self, partition: &Partition, index: usize) -> PathBuf {
+        self.dir.join(format!(
+            "{}-{}-{index}.pdb",
+            partition.shape, partition.name
+        ))
+    }
+
+    /// Whether every file of the partition exists (not yet verified).
+    pub fn has(&self, partition: &Partition) -> bool {
+        (0..partition.patterns.len()).all(|i| self.path(partition, i).is_file())
+    }
+
+    fn load_table(&self, partition: &Partition, i: usize) -> Result<PatternDb, StoreError> {
+        let path = self.path(partition, i);
+        let bytes = std::fs::read(&path).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        PatternDb::from_bytes(&bytes, partition.shape, &partition.patterns[i])
+            .map_err(|source| StoreError::Table { path, source })
+    }
+
+    /// Saves table `index` of `partition` (its bytes, [`PatternDb::to_bytes`]) under its name in
+    /// the directory, created if missing, and returns the file's path. The bytes go to a file
+    /// beside it first, then are renamed: a crash never leaves a half-written table under the
+    /// name.
+    pub fn save(
+        &self,
+        partition: &Partition,
+        index: usize,
+        bytes: &[u8],
+    ) -> Result<PathBuf, StoreError> {
+        let path = self.path(partition, index);
+        let io = |source| StoreError::Io {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        let tmp = path.with_extension("pdb.tmp");
+        std::fs::write(&tmp, bytes).map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(io)?;
+        Ok(path)
+    }
+
+    /// Loads a partition's tables; a table that is missing or fails verification is rebuilt
+    /// (and saved) when `build` is set, else an error names it. `on_build(i, done, total)`
+    /// reports building progress.
+    pub fn load(
+        &self,
+        partition: &Partition,
+        reflect: bool,
+        build: bool,
+        mut on_build: impl FnMut(usize, u64, u64),
+    ) -> Result<PdbHeuristic, StoreError> {
+        // Reading and verifying the files is most of the start-up time: do them side by side.
+        let loaded: Vec<Result<PatternDb, StoreError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..partition.patterns.len())
+                .map(|i| scope.spawn(move || self.load_table(partition, i)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(StoreError::Io {
+                            path: self.dir.clone(),
+                            source: std::io::Error::other("a table loader panicked"),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut dbs = Vec::with_capacity(partition.patterns.len());
+        for ((i, tiles), loaded) in partition.patterns.iter().enumerate().zip(loaded) {
+            match loaded {
+                Ok(db) => dbs.push(db),
+                Err(e) if build => {
+                    tracing::info!(error = %e, "building table");
+                    let db = PatternDb::build(partition.shape, tiles, |d, t| on_build(i, d, t))?;
+                    self.save(partition, i, &db.to_bytes())?;
+                    dbs.push(db);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(PdbHeuristic::new(dbs, reflect)?)
+    }
+
+    /// The strongest partition whose files are all present, loaded and verified.
+    pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
+        for name in preferred_partitions(shape) {
+            let partition = Partition::named(shape, name)?;
+            if self.has(&partition) {
+                let pdb = self.load(&partition, true, false, |_, _, _| {})?;
+                return Ok((partition, pdb));
+            }
+        }
+        Err(StoreError::Missing {
+            shape,
+            dir: self.dir.clone(),
+            hint: preferred_partitions(shape)
+                .last()
+                .copied()
+                .unwrap_or("…")
+                .to_string(),
+        })
+    }
+
+    /// [`TableStore::best`], loaded once per process: later calls for the same directory and
+    /// shape share the tables (a 7-8 set is over half a gigabyte), whichever thread, worker or
+    /// engine of the process asks. Failures are not remembered: the next call tries again.
+    pub fn best_shared(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
+        type Loaded = Mutex<HashMap<(PathBuf, Shape), (Partition, PdbHeuristic)>>;
+        static LOADED: OnceLock<Loaded> = OnceLock::new();
+        let mut loaded = LOADED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let key = (self.dir.clone(), shape);
+        if let Some(found) = loaded.get(&key) {
+            return Ok(found.clone());
+        }
+        let found = self.best(shape)?;
+        loaded.insert(key, found.clone());
+        Ok(found)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("npuzzle-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn builds_saves_loads_and_rebuilds_a_corrupt_table() {
+        let store = TableStore::new(Some(temp_dir("roundtrip")));
+        let shape = Shape::new(3, 3).unwrap();
+        let partition = Partition::named(shape, "4-4").unwrap();
+        assert!(!store.has(&partition));
+        assert!(matches!(store.best(shape), Err(StoreError::Missing { .. })));
+        let built = store.load(&partition, true, true, |_, _, _| {}).unwrap();
+        assert!(store.has(&partition));
+        let (name, loaded) = store.best(shape).unwrap();
+        assert_eq!(name.name, "4-4");
+        assert_eq!(loaded.tables()[1].table(), built.tables()[1].table());
+
+        // Flip one byte: refused without building, rebuilt with.
+        let path = store.path(&partition, 1);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() - 7;
+        bytes[at] ^= 0x20;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = store
+            .load(&partition, true, false, |_, _, _| {})
+            .unwrap_err();
+        assert!(err.to_string().contains("checksum"), "{err}");
+        assert!(err.to_string().contains("3x3-4-4-1.pdb"), "{err}");
+        let rebuilt = store.load(&partition, true, true, |_, _, _| {}).unwrap();
+        assert_eq!(rebuilt.tables()[1].table(), built.tables()[1].table());
+
+        // Truncated: same.
+        std::fs::write(&path, &bytes[..100]).unwrap();
+        let err = store
+            .load(&partition, true, false, |_, _, _| {})
+            .unwrap_err();
+        assert!(err.to_string().contains("truncated"), "{err}");
+        let _ = std::fs::remove_dir_all(store.dir());
+    }
+}
