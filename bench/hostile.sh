@@ -37,11 +37,20 @@ ROWS=(
     "baseline|"
     "budget-storm(budget)|--attack budget-storm --variant budget"
     "budget-storm(split)|--attack budget-storm --variant split"
+    "budget-storm(split-legal)|--attack budget-storm --variant split-legal"
     "budget-storm(split-dup)|--attack budget-storm --variant split-dup"
     "inflate-bound|--attack inflate-bound"
     "inflate-bound-small|--attack inflate-bound-small"
     "falling-bound|--attack falling-bound"
     "huge-bound|--attack huge-bound"
+    # With one slot the attacker loses ties to the honest worker (which joined first): the honest
+    # worker gets the whole job, and the attacker the pieces it hands back (units of one bound).
+    "inflate-bound/1slot|--attack inflate-bound --slots 1"
+    "inflate-bound-small/1slot|--attack inflate-bound-small --slots 1"
+    "falling-bound/1slot|--attack falling-bound --slots 1"
+    "huge-bound/1slot|--attack huge-bound --slots 1"
+    "budget-storm(budget)/1slot|--attack budget-storm --variant budget --slots 1"
+    "bounce(failed)/1slot|--attack bounce --variant failed --slots 1"
     "slots|--attack slots --count 8"
     "hello-flood|--attack hello-flood --seconds 5"
     "bounce(failed)|--attack bounce --variant failed"
@@ -72,7 +81,7 @@ for row in "${ROWS[@]}"; do
     attack_args=${row#*|}
     port=$((port + 1))
     url=http://127.0.0.1:$port
-    dir=$OUT/$(echo "$name" | tr '()' '__')
+    dir=$OUT/$(echo "$name" | tr '()/' '___')
     rm -rf "$dir"
     mkdir -p "$dir"
 

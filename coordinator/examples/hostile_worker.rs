@@ -72,7 +72,8 @@ struct Args {
     /// Slots claimed in the hello (except `slots`, which claims 1,000,000).
     #[arg(long, default_value_t = 4)]
     slots: u32,
-    /// budget-storm: budget | split | split-dup (1024 copies of the unit's own root);
+    /// budget-storm: budget | split (every node 3 moves below the unit's root, whatever its f) |
+    /// split-legal (only those with f within the bound) | split-dup (1024 copies of the root);
     /// bounce: failed | cancelled | unsupported | garbage (FOUND with moves "XYZ").
     #[arg(long, default_value = "")]
     variant: String,
@@ -201,23 +202,40 @@ impl Ctx {
         };
         Some(match self.args.attack {
             Attack::BudgetStorm => match self.args.variant.as_str() {
-                "split" | "split-dup" => v1::UnitResult {
-                    status: v1::UnitStatus::Split as i32,
-                    bound: a.bound,
-                    next_bound: 0,
-                    pieces: if self.args.variant == "split" {
-                        frontier(a)
-                    } else {
-                        vec![
-                            v1::Piece {
-                                moves: String::new(),
-                                f: a.bound,
-                            };
-                            4 * npuzzle_solver::MAX_DEPTH
-                        ]
-                    },
-                    ..base
-                },
+                "split" | "split-legal" | "split-dup" => {
+                    let (pieces, next_bound) = match self.args.variant.as_str() {
+                        "split-dup" => (
+                            vec![
+                                v1::Piece {
+                                    moves: String::new(),
+                                    f: a.bound,
+                                };
+                                4 * npuzzle_solver::MAX_DEPTH
+                            ],
+                            0,
+                        ),
+                        "split-legal" => {
+                            // What an honest worker stopped at once would hand back: the
+                            // pieces within the bound; the least f above it as next bound.
+                            let all = frontier(a);
+                            let next = all
+                                .iter()
+                                .map(|p| p.f)
+                                .filter(|&f| f > a.bound)
+                                .min()
+                                .unwrap_or(0);
+                            (all.into_iter().filter(|p| p.f <= a.bound).collect(), next)
+                        }
+                        _ => (frontier(a), 0),
+                    };
+                    v1::UnitResult {
+                        status: v1::UnitStatus::Split as i32,
+                        bound: a.bound,
+                        next_bound,
+                        pieces,
+                        ..base
+                    }
+                }
                 _ => v1::UnitResult {
                     status: v1::UnitStatus::BudgetExceeded as i32,
                     ..base
