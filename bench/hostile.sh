@@ -9,7 +9,11 @@
 # A solve with no answer within $SOLVE_TIMEOUT s (default 20) is killed and the row's later
 # instances are skipped.
 #
-# Usage: bench/hostile.sh [ATTACK_ROW...]   (default: every row below)
+# Then (RUN_RACE=1, the default) the racing-requests check, with no attack: 100 times a request with
+# timeout_ms 40 on Korf's #88 and an identical one (timeout_ms 200) 40 ms later; the second must
+# never end CANCELLED.
+#
+# Usage: bench/hostile.sh [ATTACK_ROW...]   (default: every row below; `none`: no row)
 # Output: one line per row on stdout, the details under $OUT (default /tmp/hostile-bench).
 set -u
 cd "$(dirname "$0")/.."
@@ -29,6 +33,7 @@ COORD=$TARGET/release/npuzzle-coordinator
 WORKER=$TARGET/release/npuzzle-worker
 CLI=$TARGET/release/npuzzle
 HOSTILE=$TARGET/release/examples/hostile_worker
+RACER=$TARGET/release/examples/race_requests
 EMPTY_PDB=$OUT/no-tables
 mkdir -p "$EMPTY_PDB"
 
@@ -134,8 +139,14 @@ for row in "${ROWS[@]}"; do
         else
             times+=("#$id:$(echo "$t1 - $t0" | bc | xargs printf '%.2f')")
         fi
-        [ "$len" = "$want" ] || optimal="no(#$id:$len/$want)"
-        { [ "$len2" = "$want" ] && [ "$cached" = true ]; } || cached_ok="no(#$id:$len2,cached=$cached)"
+        if [ "$len" != "$want" ]; then
+            [ "$optimal" = yes ] && optimal=no
+            optimal="$optimal #$id:$len/$want"
+        fi
+        if [ "$len2" != "$want" ] || [ "$cached" != true ]; then
+            [ "$cached_ok" = yes ] && cached_ok=no
+            cached_ok="$cached_ok #$id:$len2,cached=$cached"
+        fi
     done
     stats=$(timeout 10 "$CLI" stats --coordinator "$url" --json 2>/dev/null | jq -c '{workers,slots,running_jobs,queue_depth,late_nodes}' 2>/dev/null)
 
@@ -163,3 +174,23 @@ for row in "${ROWS[@]}"; do
         "$name" "$(echo "${peak:-0} / 1024" | bc -l)" "$(echo "${hwm:-0} / 1024" | bc -l)" \
         "${times[*]}" "$optimal" "$cached_ok" "$logbytes" "$cpu" "$stats" "$saw"
 done
+
+if [ "${RUN_RACE:-1}" = 1 ]; then
+    port=$((port + 1))
+    url=http://127.0.0.1:$port
+    dir=$OUT/race
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    "$COORD" --listen 127.0.0.1:$port >"$dir/coordinator.log" 2>&1 &
+    cpid=$!
+    sleep 0.5
+    "$WORKER" --coordinator "$url" --threads 1 --name honest --pdb-dir "$EMPTY_PDB" \
+        >"$dir/worker.log" 2>&1 &
+    wpid=$!
+    sleep 1
+    timeout 300 "$RACER" --coordinator "$url" --rounds 100 --first-ms 40 --gap-ms 40 --second-ms 200 \
+        >"$dir/race.log" 2>&1
+    kill "$wpid" "$cpid" 2>/dev/null
+    wait "$wpid" "$cpid" 2>/dev/null
+    echo "race (100 rounds) | $(tr '\n' ' ' <"$dir/race.log")"
+fi
