@@ -14,6 +14,7 @@
 # never end CANCELLED.
 #
 # Usage: bench/hostile.sh [ATTACK_ROW...]   (default: every row below; `none`: no row)
+# COORD_ARGS: extra coordinator flags for every row (e.g. "--audit-fraction 1").
 # Output: one line per row on stdout, the details under $OUT (default /tmp/hostile-bench).
 set -u
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ SKIP_BUILD=${SKIP_BUILD:-0}
 mkdir -p "$OUT"
 
 if [ "$SKIP_BUILD" != 1 ]; then
-    cargo build --release -p npuzzle-coordinator -p npuzzle-worker -p npuzzle-client --examples \
+    cargo build --release -p npuzzle-coordinator -p npuzzle-worker -p npuzzle-client --bins --examples \
         >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 fi
 COORD=$TARGET/release/npuzzle-coordinator
@@ -90,7 +91,7 @@ for row in "${ROWS[@]}"; do
     rm -rf "$dir"
     mkdir -p "$dir"
 
-    "$COORD" --listen 127.0.0.1:$port >"$dir/coordinator.log" 2>&1 &
+    "$COORD" --listen 127.0.0.1:$port ${COORD_ARGS:-} >"$dir/coordinator.log" 2>&1 &
     cpid=$!
     (
         while [ -e /proc/$cpid/status ]; do
@@ -181,7 +182,7 @@ if [ "${RUN_RACE:-1}" = 1 ]; then
     dir=$OUT/race
     rm -rf "$dir"
     mkdir -p "$dir"
-    "$COORD" --listen 127.0.0.1:$port >"$dir/coordinator.log" 2>&1 &
+    "$COORD" --listen 127.0.0.1:$port ${COORD_ARGS:-} >"$dir/coordinator.log" 2>&1 &
     cpid=$!
     sleep 0.5
     "$WORKER" --coordinator "$url" --threads 1 --name honest --pdb-dir "$EMPTY_PDB" \

@@ -67,9 +67,10 @@ struct Args {
     max_connections: usize,
     /// The share of worker reports (a unit searched without a find, a whole search's answer)
     /// searched again by another worker before they are relied on, from 0 (none) to 1 (all).
-    /// A worker caught lying is dropped and quarantined, and every running job that relied on
-    /// it starts over. Costs about that share of extra search, and latency. See README.
-    #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", default_value_t = 0.0, value_parser = fraction)]
+    /// A worker caught lying is dropped and quarantined, and every running job
+    /// that relied on it starts over. Costs about that share of extra search, and latency.
+    /// See README.
+    #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", default_value_t = 0.01, value_parser = fraction)]
     audit_fraction: f64,
     /// Workers connected at most; past it a joining worker gets RESOURCE_EXHAUSTED.
     #[arg(long, env = "NPUZZLE_MAX_WORKERS", default_value_t = 1024)]

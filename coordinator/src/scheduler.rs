@@ -585,12 +585,15 @@ pub struct Scheduler {
 /// A worker's key in [`Scheduler::free`], if it has a free slot.
 fn free_key(id: WorkerId, w: &Worker) -> Option<FreeKey> {
     let free = w.capacity().saturating_sub(w.outstanding.len());
-    (free > 0).then_some((Reverse(w.good > 0), Reverse(free), id))
+    let proven = w.good > 0;
+    // Among newcomers, claimed slots buy no precedence: the earliest joined goes first.
+    let rank = if proven { free } else { free.min(1) };
+    (free > 0).then_some((Reverse(proven), Reverse(rank), id))
 }
 
 /// A worker's place in [`Scheduler::free`]: workers with a good result first (work requeued
-/// from a worker that held it goes to one that has answered before), then the freest, then the
-/// lowest id.
+/// from a worker that held it goes to one that has answered before), then the freest (among
+/// newcomers: none), then the lowest id.
 type FreeKey = (Reverse<bool>, Reverse<usize>, WorkerId);
 
 /// The highest next bound a worker may report: a path of the deepest search plus the largest
@@ -1024,6 +1027,7 @@ impl Scheduler {
     fn check_held(&mut self, now: Instant) -> Vec<Command> {
         let mut holders = BTreeSet::new();
         let mut too_old = Vec::new();
+        let mut stale_audits = Vec::new();
         for (&wid, w) in &self.workers {
             for &(job_id, epoch, tid) in &w.outstanding {
                 let Some(job) = self.jobs.get(&job_id) else {
@@ -1041,10 +1045,12 @@ impl Scheduler {
                     }
                     TaskState::Running {
                         asked_back: false, ..
-                    } if !task.unbudgeted
-                        && age(task.since).is_some_and(|a| a > self.config.max_task_age) =>
-                    {
-                        too_old.push((job_id, tid, wid));
+                    } if age(task.since).is_some_and(|a| a > self.config.max_task_age) => {
+                        if task.audit.is_some() {
+                            stale_audits.push((job_id, tid));
+                        } else if !task.unbudgeted {
+                            too_old.push((job_id, tid, wid));
+                        }
                     }
                     _ => {}
                 }
@@ -1054,6 +1060,20 @@ impl Scheduler {
         let mut commands = Vec::new();
         for (job_id, tid, worker) in too_old {
             commands.extend(self.ask(job_id, tid, worker, 0));
+        }
+        // An audit is never cut or asked back: one running past any honest task is given up,
+        // and its job goes on as it would without it (an auditor cannot hold a job).
+        stale_audits.sort_unstable();
+        for (job_id, tid) in stale_audits {
+            let Some(job) = self.jobs.get_mut(&job_id) else {
+                continue;
+            };
+            tracing::warn!(job = job_id, "an audit ran too long; going on without it");
+            job.tasks[tid as usize].state = TaskState::Done;
+            job.running -= 1;
+            job.open -= 1;
+            commands.extend(self.after_task(job_id));
+            self.reindex(job_id);
         }
         for worker in holders {
             tracing::warn!(
@@ -1608,12 +1628,13 @@ impl Scheduler {
         commands
     }
 
-    /// Whether some connected worker other than `reporter` can search `job`'s units.
+    /// Whether some connected worker other than `reporter`, with a good result already (a
+    /// newcomer audits nobody), can search `job`'s units.
     fn can_audit(&self, job: &Job, reporter: WorkerId) -> bool {
         let shape = job.spec.root.shape();
-        self.workers
-            .iter()
-            .any(|(&id, w)| id != reporter && w.capabilities.can_search(job.spec.heuristic, shape))
+        self.workers.iter().any(|(&id, w)| {
+            id != reporter && w.good > 0 && w.capabilities.can_search(job.spec.heuristic, shape)
+        })
     }
 
     /// The result of an audit task: nothing found under its bound confirms the report; a path
@@ -1805,10 +1826,10 @@ impl Scheduler {
             let w = self.workers.get(&wid)?;
             self.runnable.iter().find_map(|&(_, jid)| {
                 let j = self.jobs.get(&jid)?;
-                // An audit never goes to the worker whose report it checks.
+                // An audit never goes to the worker whose report it checks, nor to a newcomer.
                 let next = j.queue.last().and_then(|&t| j.tasks.get(t as usize))?;
-                let own_report = next.audit.is_some_and(|a| a.reporter == wid);
-                (!own_report
+                let barred = next.audit.is_some_and(|a| a.reporter == wid || w.good == 0);
+                (!barred
                     && w.capabilities
                         .can_search(j.spec.heuristic, j.spec.root.shape()))
                 .then_some((wid, jid))

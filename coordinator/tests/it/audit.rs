@@ -1,8 +1,9 @@
 //! A worker that lies about what it searched: it answers a whole search at once with a path
 //! that reaches the goal, two moves longer than optimal, and bounds that "rose" to it. Every
 //! check on its own word passes, so without audits that answer is returned and cached; with
-//! `audit_fraction` 1, an honest worker searches for anything shorter first, finds it, and the
-//! liar is dropped and the search started over: only the optimum is answered and cached.
+//! `audit_fraction` 1, an honest worker (one with a good result: newcomers audit nobody)
+//! searches for anything shorter first, finds it, and the liar is dropped and the search
+//! started over: only the optimum is answered and cached.
 
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use crate::common::{Cluster, eager_config, join_by_hand, korf, replays_to_blank_
 use npuzzle_proto::{board_from_wire, goal_from_wire, moves_to_wire, v1};
 use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Solver};
 
-/// Joins as "liar" (4 slots, so it gets the whole search before the honest worker's 1) and
-/// answers each whole search with the optimum plus `RL`; returns its stream's end status.
+/// Joins as "liar" and answers each whole search it gets with the optimum plus `RL`; returns
+/// its stream's end status.
 async fn lie(cluster: &Cluster) -> tokio::task::JoinHandle<Option<tonic::Status>> {
     let (tx, mut inbound) = join_by_hand(cluster, "liar", 4).await;
     tokio::spawn(async move {
@@ -59,15 +60,50 @@ async fn lie(cluster: &Cluster) -> tokio::task::JoinHandle<Option<tonic::Status>
     })
 }
 
-async fn solve_with_liar(audit_fraction: f64) -> (usize, v1::SolveResponse, v1::SolveResponse) {
+/// The honest worker (one thread) earns trust on an easy board, the liar joins, a hard board
+/// keeps the honest worker busy for 3 s (its deadline), and Korf's #12 goes to the liar.
+/// Returns the optimal length, the answer, the same board asked again, and the liar's end.
+async fn solve_with_liar(
+    audit_fraction: f64,
+) -> (
+    usize,
+    v1::SolveResponse,
+    v1::SolveResponse,
+    tokio::task::JoinHandle<Option<tonic::Status>>,
+) {
     let mut config = eager_config();
     config.scheduler.audit_fraction = audit_fraction;
-    // Asked back by the idle honest worker, the liar answers at once anyway.
+    // Nothing is asked back for idle slots: the hard board stays whole on the honest worker,
+    // and the liar gets nothing but whole searches.
+    config.scheduler.hand_back_after = u64::MAX;
     let mut cluster = Cluster::start(config).await;
-    let _liar = lie(&cluster).await;
     cluster.add_worker(1).await;
-    let (id, optimal, tiles) = korf(&[12]).remove(0);
     let mut client = cluster.client().await;
+    let (_, _, easy) = korf(&[79]).remove(0);
+    let warm_up = client
+        .solve(request(&easy, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(warm_up.outcome, v1::Outcome::Solved as i32);
+    let liar = lie(&cluster).await;
+    let (_, _, hard) = korf(&[60]).remove(0);
+    let mut busy = client.clone();
+    let busy = tokio::spawn(async move {
+        busy.solve(v1::SolveRequest {
+            timeout_ms: 3_000,
+            ..request(&hard, v1::GoalKind::BlankFirst)
+        })
+        .await
+    });
+    // Let the hard board reach the honest worker first.
+    for _ in 0..200 {
+        if cluster.stats().await.busy_slots > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (id, optimal, tiles) = korf(&[12]).remove(0);
     let answer = client
         .solve(request(&tiles, v1::GoalKind::BlankFirst))
         .await
@@ -80,39 +116,22 @@ async fn solve_with_liar(audit_fraction: f64) -> (usize, v1::SolveResponse, v1::
         .unwrap()
         .into_inner();
     assert!(again.cached);
-    (optimal, answer, again)
+    let _ = busy.await;
+    (optimal, answer, again, liar)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_audits_the_lie_is_answered_and_cached() {
-    let (optimal, answer, cached) = solve_with_liar(0.0).await;
+    let (optimal, answer, cached, _) = solve_with_liar(0.0).await;
     assert_eq!(answer.length as usize, optimal + 2);
     assert_eq!(cached.length as usize, optimal + 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_audit_catches_the_lie_and_only_the_optimum_is_answered_and_cached() {
-    let mut config = eager_config();
-    config.scheduler.audit_fraction = 1.0;
-    let mut cluster = Cluster::start(config).await;
-    let liar = lie(&cluster).await;
-    cluster.add_worker(1).await;
-    let (id, optimal, tiles) = korf(&[12]).remove(0);
-    let mut client = cluster.client().await;
-    let answer = client
-        .solve(request(&tiles, v1::GoalKind::BlankFirst))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(answer.length as usize, optimal, "#{id}");
-    assert!(replays_to_blank_first(&tiles, &answer.moves), "#{id}");
-    let again = client
-        .solve(request(&tiles, v1::GoalKind::BlankFirst))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(again.cached);
-    assert_eq!(again.length as usize, optimal);
+    let (optimal, answer, cached, liar) = solve_with_liar(1.0).await;
+    assert_eq!(answer.length as usize, optimal);
+    assert_eq!(cached.length as usize, optimal);
     // The liar was dropped as a forger.
     let closed = tokio::time::timeout(Duration::from_secs(10), liar)
         .await
