@@ -1885,7 +1885,10 @@ impl Scheduler {
 
     /// Slots free now that no queued task can fill ask running tasks for the rest of their
     /// bound: the largest predicted ones first, one request per 32 idle slots (each answer
-    /// brings many pieces), none twice.
+    /// brings many pieces), none twice. Every task held by a worker without a good result yet
+    /// is asked back at once: an honest newcomer answers within milliseconds (and is trusted
+    /// from then on); a worker that holds is found out in one ask timeout, however many of
+    /// them there are.
     fn ask_back(&mut self) -> Vec<Command> {
         if self.free.is_empty() || self.config.hand_back_after == u64::MAX {
             return Vec::new();
@@ -1903,9 +1906,12 @@ impl Scheduler {
             .div_ceil(32)
             .saturating_sub(self.asked_out)
             .max(usize::from(self.asked_out == 0));
-        if self.asked_out >= idle_slots || wanted == 0 {
-            return Vec::new();
-        }
+        let wanted = if self.asked_out >= idle_slots {
+            0
+        } else {
+            wanted
+        };
+        let mut newcomers = Vec::new();
         let mut searchable: HashMap<JobId, bool> = HashMap::new();
         let mut asked = 0usize;
         let mut candidates: Vec<(f64, JobId, UnitId, WorkerId)> = Vec::new();
@@ -1930,7 +1936,9 @@ impl Scheduler {
                             idle.iter()
                                 .any(|w| w.capabilities.can_search(job.spec.heuristic, shape))
                         });
-                        if can {
+                        if can && w.good == 0 {
+                            newcomers.push((job_id, tid, wid));
+                        } else if can {
                             candidates.push((task.predicted, job_id, tid, wid));
                         }
                     }
@@ -1942,6 +1950,10 @@ impl Scheduler {
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut commands = Vec::new();
         let after_nodes = self.config.hand_back_after;
+        newcomers.sort_unstable();
+        for (job_id, tid, worker) in newcomers {
+            commands.extend(self.ask(job_id, tid, worker, after_nodes));
+        }
         for &(_, job_id, tid, worker) in candidates.iter().take(wanted) {
             commands.extend(self.ask(job_id, tid, worker, after_nodes));
         }
