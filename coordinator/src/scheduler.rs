@@ -478,7 +478,8 @@ enum Auditing {
     Answer { path: Vec<Move>, bounds: Vec<u32> },
 }
 
-/// Claims kept per bound at most: audits add a bounded delay and memory.
+/// Claims kept per bound at most, unless every report is audited (`audit_fraction` 1, which
+/// promises that no lie goes unchecked): audits add a bounded delay and memory.
 const MAX_CLAIMS: usize = 64;
 
 impl Unit {
@@ -1352,7 +1353,7 @@ impl Scheduler {
                 job.next_bound = job.next_bound.min(next_bound);
                 job.open -= 1;
                 job.reporters.insert(worker);
-                if audited && job.claims.len() < MAX_CLAIMS {
+                if audited && (job.claims.len() < MAX_CLAIMS || self.config.audit_fraction >= 1.0) {
                     let task = &job.tasks[tid];
                     job.claims.push(Claim {
                         unit: task.unit,
@@ -1382,7 +1383,7 @@ impl Scheduler {
                 let mut partial = result.expanded;
                 let mut commands = Vec::new();
                 job.reporters.insert(worker);
-                if audited && job.claims.len() < MAX_CLAIMS {
+                if audited && (job.claims.len() < MAX_CLAIMS || self.config.audit_fraction >= 1.0) {
                     // Its word: nothing in the part it searched at this bound (checked, with
                     // the rest, by searching the whole task again) and, for a whole search,
                     // nothing below the bound it reached.
