@@ -17,7 +17,6 @@ mod health;
 mod hostile_requests;
 mod hung_worker;
 mod idle_connections;
-mod metrics;
 mod overload;
 mod pattern_databases;
 mod persistent_cache;

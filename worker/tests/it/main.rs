@@ -8,7 +8,6 @@ mod common;
 mod command_line;
 mod coordinator_restart;
 mod corrupt_tables;
-mod metrics;
 mod refusals;
 mod sigterm;
 mod worker_killed;

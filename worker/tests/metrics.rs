@@ -1,7 +1,10 @@
 //! The worker's Prometheus endpoint, scraped over HTTP and parsed: units by outcome, nodes,
 //! slots and the connection move as the worker searches for a real coordinator.
+//!
+//! The `metrics` recorder is global to the process: this is a test binary of its own, so that
+//! the other tests' workers do not count in it.
 
-#[path = "../../../coordinator/tests/it/common/prometheus.rs"]
+#[path = "../../coordinator/tests/it/common/prometheus.rs"]
 mod prometheus;
 
 use std::time::Duration;

@@ -2,8 +2,12 @@
 //! and the counters move as requests are served (solved, cached, invalid, unsolvable), as
 //! workers search (nodes, units) and as the cluster changes (workers, slots).
 //!
-//! The `metrics` recorder is global to the process: this file holds one test, with one
+//! The `metrics` recorder is global to the process: this file is a test binary of its own
+//! (the other tests' coordinators would count in it) and holds one test, with one
 //! coordinator, and compares scrapes before and after.
+
+#[path = "it/common/mod.rs"]
+mod common;
 
 use crate::common::prometheus::{get, scrape};
 use crate::common::{Cluster, eager_config, korf, request};
