@@ -731,6 +731,41 @@ impl Job {
         self.stats.audits += self.tasks.len();
     }
 
+    /// Queues its first bound: a whole job (one unit, [`JobSpec::whole`]) as one task searched
+    /// bound after bound, anything else as [`Job::queue_all`] does.
+    fn start(&mut self, config: &SchedulerConfig, slots: usize) {
+        self.queue_all(config, slots);
+        let whole = self.spec.whole && self.units.iter().filter(|u| !u.retired).count() == 1;
+        if whole && let Some(task) = self.tasks.first_mut() {
+            task.iterate = true;
+            task.predicted = f64::INFINITY;
+        }
+    }
+
+    /// Its running tasks asked back and not yet answered (counted in [`Scheduler::asked_out`]).
+    fn asked_out(&self) -> usize {
+        self.tasks
+            .iter()
+            .filter(|t| {
+                matches!(
+                    t.state,
+                    TaskState::Running {
+                        asked_back: true,
+                        ..
+                    }
+                )
+            })
+            .count()
+    }
+
+    /// Whether `path` from the root reaches the goal.
+    fn reaches_goal(&self, path: &[Move]) -> bool {
+        self.spec
+            .root
+            .verify(path, &self.spec.goal)
+            .is_ok_and(|v| v.reaches_goal)
+    }
+
     fn progress(&self, finished: bool) -> Command {
         Command::Progress {
             job: self.spec.id,
@@ -880,19 +915,7 @@ impl Scheduler {
         if let Some(key) = job.indexed {
             self.runnable.remove(&key);
         }
-        let asked = job
-            .tasks
-            .iter()
-            .filter(|t| {
-                matches!(
-                    t.state,
-                    TaskState::Running {
-                        asked_back: true,
-                        ..
-                    }
-                )
-            })
-            .count();
+        let asked = job.asked_out();
         self.asked_out -= asked;
         self.totals.units_split += job.stats.splits as u64;
         self.totals.units_requeued += job.stats.requeued as u64;
@@ -1066,15 +1089,8 @@ impl Scheduler {
         // and its job goes on as it would without it (an auditor cannot hold a job).
         stale_audits.sort_unstable();
         for (job_id, tid) in stale_audits {
-            let Some(job) = self.jobs.get_mut(&job_id) else {
-                continue;
-            };
             tracing::warn!(job = job_id, "an audit ran too long; going on without it");
-            job.tasks[tid as usize].state = TaskState::Done;
-            job.running -= 1;
-            job.open -= 1;
-            commands.extend(self.after_task(job_id));
-            self.reindex(job_id);
+            commands.extend(self.give_up_audit(job_id, tid));
         }
         for worker in holders {
             tracing::warn!(
@@ -1101,7 +1117,6 @@ impl Scheduler {
             .collect();
         let bound = units.iter().map(|u| u.f).min().unwrap_or(0);
         let id = spec.id;
-        let whole = spec.whole && units.len() == 1;
         let mut job = Job {
             stats: JobStats {
                 bounds: vec![bound],
@@ -1123,11 +1138,7 @@ impl Scheduler {
             auditing: None,
             reporters: HashSet::new(),
         };
-        job.queue_all(&self.config, self.slots());
-        if whole && let Some(task) = job.tasks.first_mut() {
-            task.iterate = true;
-            task.predicted = f64::INFINITY;
-        }
+        job.start(&self.config, self.slots());
         job.stats.units = job.tasks.len();
         let mut commands = vec![job.progress(false)];
         self.jobs.insert(id, job);
@@ -1279,11 +1290,7 @@ impl Scheduler {
                 // Replay before trusting: a wrong path, or one longer than the bound, is forged.
                 // A whole job's worker raised the bound itself: its path may not be shorter
                 // than the coordinator's own lower bound.
-                let reaches = job
-                    .spec
-                    .root
-                    .verify(&path, &job.spec.goal)
-                    .is_ok_and(|v| v.reaches_goal);
+                let reaches = job.reaches_goal(&path);
                 let len = path.len() as u32;
                 // IDA* finds a path under the first bound that admits one, so its length is that
                 // bound, never less.
@@ -1604,9 +1611,16 @@ impl Scheduler {
             .next_bound
             .clamp(job.bound + 1, job.bound + MAX_BOUND_STEP);
         let claims = std::mem::take(&mut job.claims);
+        // Claims come mostly from a few reporters: ask once per reporter whether anyone else
+        // can check it, not once per claim (each asks every worker).
+        let mut auditable: HashMap<WorkerId, bool> = HashMap::new();
         let audits: Vec<(usize, WorkUnit, AuditOf)> = claims
             .into_iter()
-            .filter(|c| self.can_audit(&self.jobs[&job_id], c.reporter))
+            .filter(|c| {
+                *auditable
+                    .entry(c.reporter)
+                    .or_insert_with(|| self.can_audit(&self.jobs[&job_id], c.reporter))
+            })
             .map(|c| {
                 let bound = c.bound.unwrap_or(next - 1);
                 let audit = AuditOf {
@@ -1660,12 +1674,7 @@ impl Scheduler {
             Report::Found(suffix) => {
                 let mut path = job.tasks[tid].work.prefix.clone();
                 path.extend(suffix);
-                let reaches = job
-                    .spec
-                    .root
-                    .verify(&path, &job.spec.goal)
-                    .is_ok_and(|v| v.reaches_goal);
-                if !reaches || path.len() as u32 > audit.bound {
+                if !job.reaches_goal(&path) || path.len() as u32 > audit.bound {
                     return self.forged(job_id, tid, worker, "an audit's path does not check out");
                 }
                 job.stats.audits_failed += 1;
@@ -1722,31 +1731,14 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        let asked = job
-            .tasks
-            .iter()
-            .filter(|t| {
-                matches!(
-                    t.state,
-                    TaskState::Running {
-                        asked_back: true,
-                        ..
-                    }
-                )
-            })
-            .count();
+        let asked = job.asked_out();
         job.auditing = None;
         job.claims.clear();
         job.reporters.clear();
         job.bound = job.floor;
         job.epoch += 1;
         job.stats.bounds = vec![job.floor];
-        job.queue_all(&self.config, slots);
-        let whole = job.spec.whole && job.units.iter().filter(|u| !u.retired).count() == 1;
-        if whole && let Some(task) = job.tasks.first_mut() {
-            task.iterate = true;
-            task.predicted = f64::INFINITY;
-        }
+        job.start(&self.config, slots);
         job.stats.units += job.tasks.len();
         let progress = job.progress(false);
         self.asked_out -= asked;
@@ -1776,16 +1768,28 @@ impl Scheduler {
         released.sort_unstable();
         let mut commands = Vec::new();
         for (job_id, tid) in released {
-            let Some(job) = self.jobs.get_mut(&job_id) else {
-                continue;
-            };
-            job.queue.retain(|&t| t != tid);
-            job.tasks[tid as usize].state = TaskState::Done;
-            job.open -= 1;
-            commands.extend(self.after_task(job_id));
-            self.reindex(job_id);
+            commands.extend(self.give_up_audit(job_id, tid));
         }
         commands.extend(self.dispatch());
+        commands
+    }
+
+    /// Audit `tid` of `job_id` (queued or running) is done without an answer: the job goes on
+    /// on its reporter's word.
+    fn give_up_audit(&mut self, job_id: JobId, tid: UnitId) -> Vec<Command> {
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let task = &mut job.tasks[tid as usize];
+        match task.state {
+            TaskState::Pending => job.queue.retain(|&t| t != tid),
+            TaskState::Running { .. } => job.running -= 1,
+            TaskState::Done => return Vec::new(),
+        }
+        task.state = TaskState::Done;
+        job.open -= 1;
+        let commands = self.after_task(job_id);
+        self.reindex(job_id);
         commands
     }
 

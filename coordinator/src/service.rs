@@ -38,7 +38,7 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::Config;
 use crate::cache::Cache;
 use crate::cluster::{ClusterHandle, JobEvent};
-use crate::flights::{Admission, Admissions, FlightKey, Flights, Left, Refusal};
+use crate::flights::{Admission, Admissions, FlightKey, Flights, Left};
 use crate::metrics::RequestMetric;
 use crate::quarantine::Origin;
 use crate::scheduler::{
@@ -79,17 +79,17 @@ impl Drop for WorkerStream {
 }
 
 /// `RESOURCE_EXHAUSTED` with a `retry-after-ms` hint.
-fn exhausted(refusal: Refusal) -> Status {
-    let mut status = Status::resource_exhausted(refusal.to_string());
+fn exhausted(message: String, retry_after: Duration) -> Status {
+    let mut status = Status::resource_exhausted(message);
     status.metadata_mut().insert(
         "retry-after-ms",
-        tonic::metadata::MetadataValue::from(RETRY_AFTER_MS),
+        tonic::metadata::MetadataValue::from(retry_after.as_millis().max(1) as u64),
     );
     status
 }
 
-/// The retry hint sent with `RESOURCE_EXHAUSTED`.
-const RETRY_AFTER_MS: u32 = 1000;
+/// The retry hint sent with `RESOURCE_EXHAUSTED` for the search limits.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// How a flight ended.
 #[derive(Clone, Debug)]
@@ -246,7 +246,9 @@ impl Shared {
     /// [`Config::max_searches_per_client`]. Answers that need no search (cache hits, unsolvable
     /// and invalid boards) never take one, so they are still served under overload.
     fn admit(&self, client: Option<IpAddr>) -> Result<Admission, Status> {
-        self.admissions.admit(client).map_err(exhausted)
+        self.admissions
+            .admit(client)
+            .map_err(|refusal| exhausted(refusal.to_string(), RETRY_AFTER))
     }
 
     fn solver(&self, goal: Goal, kind: HeuristicKind) -> Result<Arc<Solver>, Status> {
@@ -937,15 +939,13 @@ impl Cluster for ClusterService {
             .quarantine()
             .admit_join(address, Instant::now());
         if let Err(wait) = admitted {
-            let mut status = Status::resource_exhausted(format!(
-                "too many joins from this address (at most {} a second); retry later",
-                crate::quarantine::JOINS_PER_SECOND
+            return Err(exhausted(
+                format!(
+                    "too many joins from this address (at most {} a second); retry later",
+                    crate::quarantine::JOINS_PER_SECOND
+                ),
+                wait,
             ));
-            status.metadata_mut().insert(
-                "retry-after-ms",
-                tonic::metadata::MetadataValue::from(wait.as_millis().max(1) as u64),
-            );
-            return Err(status);
         }
         let mut inbound = request.into_inner();
         let patience = self.shared.config.hello_timeout;
