@@ -72,6 +72,11 @@ struct Args {
     /// See README.
     #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", default_value_t = 0.01, value_parser = fraction)]
     audit_fraction: f64,
+    /// While audits are on, every report of a worker is audited until this many of its
+    /// reports have been confirmed by other workers; only then are its reports sampled at
+    /// --audit-fraction. A worker that lies from its first report is caught in its first bound.
+    #[arg(long, env = "NPUZZLE_PROBATION", default_value_t = 8)]
+    probation: u32,
     /// Workers connected at most; past it a joining worker gets RESOURCE_EXHAUSTED.
     #[arg(long, env = "NPUZZLE_MAX_WORKERS", default_value_t = 1024)]
     max_workers: usize,
@@ -208,6 +213,7 @@ async fn main() -> anyhow::Result<()> {
             node_budget: args.unit_budget,
             hand_back_after: args.hand_back_after,
             audit_fraction: args.audit_fraction,
+            probation: args.probation,
             // Which reports are audited must not be predictable by a worker.
             audit_seed: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

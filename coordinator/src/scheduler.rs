@@ -124,6 +124,11 @@ pub struct SchedulerConfig {
     pub audit_fraction: f64,
     /// Which reports are audited is a hash of the report's place and this seed.
     pub audit_seed: u64,
+    /// While audits are on (`audit_fraction` above 0), every report of a worker is audited
+    /// until this many of its reports have been confirmed by other workers; only then are its
+    /// reports sampled at `audit_fraction`. A worker that lies from the start is caught at its
+    /// first bound; one that behaves until trusted is caught with `audit_fraction` per lie.
+    pub probation: u32,
 }
 
 impl Default for SchedulerConfig {
@@ -141,6 +146,7 @@ impl Default for SchedulerConfig {
             max_task_age: Duration::from_secs(120),
             audit_fraction: 0.0,
             audit_seed: 0,
+            probation: 8,
         }
     }
 }
@@ -478,8 +484,14 @@ enum Auditing {
     Answer { path: Vec<Move>, bounds: Vec<u32> },
 }
 
-/// Claims kept per bound at most, unless every report is audited (`audit_fraction` 1, which
-/// promises that no lie goes unchecked): audits add a bounded delay and memory.
+/// Restarts of a job for paths shorter than their bound; past them such a path is taken for a
+/// forgery (its worker dropped), so that no worker can restart a job forever.
+const MAX_SHORTER_PATHS: u32 = 3;
+
+/// Sampled claims kept per bound at most, unless every report is audited (`audit_fraction` 1,
+/// which promises that no lie goes unchecked): audits add a bounded delay and memory. Claims of
+/// workers on probation are all kept: at most one per task of the bound, so that they at most
+/// double the job's task memory, itself capped by `max_tasks_per_job`.
 const MAX_CLAIMS: usize = 64;
 
 impl Unit {
@@ -537,6 +549,9 @@ struct Job {
     auditing: Option<Auditing>,
     /// Workers whose reports it relies on: if one is caught lying, the job starts over.
     reporters: HashSet<WorkerId>,
+    /// Paths shorter than their bound reported so far: each proves an earlier report false,
+    /// and from the first on every report of the job is audited.
+    shorter_paths: u32,
 }
 
 struct Worker {
@@ -549,6 +564,9 @@ struct Worker {
     failures: u32,
     /// Good results so far (found, exhausted, handed back): trust earned.
     good: u32,
+    /// Its reports that other workers' audits confirmed: past
+    /// [`SchedulerConfig::probation`], its reports are only sampled.
+    confirmed: u32,
 }
 
 /// Tasks a worker may hold before its first good result; each good result doubles it, up to
@@ -960,6 +978,7 @@ impl Scheduler {
             last_seen: now,
             failures: 0,
             good: 0,
+            confirmed: 0,
         };
         self.total_slots += worker.slots;
         if let Some(key) = free_key(id, &worker) {
@@ -1137,6 +1156,7 @@ impl Scheduler {
             claims: Vec::new(),
             auditing: None,
             reporters: HashSet::new(),
+            shorter_paths: 0,
         };
         job.start(&self.config, self.slots());
         job.stats.units = job.tasks.len();
@@ -1263,8 +1283,21 @@ impl Scheduler {
     /// A current result: move the task and the job along.
     fn apply(&mut self, worker: WorkerId, result: UnitResult) -> Vec<Command> {
         let job_id = result.job;
-        // Whether this report is checked by another worker, if one can.
-        let audited = audit_pick(&self.config, job_id, result.epoch, result.unit)
+        // Whether this report is checked by another worker: every report of a worker on
+        // probation, a sample of the others'. Whether anyone can check it is asked when the
+        // audit starts (at the bound's end), not now: the only other worker may not have
+        // answered anything yet.
+        let on_probation = self.config.audit_fraction > 0.0
+            && self
+                .workers
+                .get(&worker)
+                .is_some_and(|w| w.confirmed < self.config.probation);
+        let suspect = self.jobs.get(&job_id).is_some_and(|j| j.shorter_paths > 0);
+        let audited =
+            on_probation || suspect || audit_pick(&self.config, job_id, result.epoch, result.unit);
+        // A whole search's answer is held for its audit only if someone can search it now.
+        let answer_auditable = audited
+            && matches!(result.report, Report::Found(_))
             && self
                 .jobs
                 .get(&job_id)
@@ -1308,7 +1341,7 @@ impl Scheduler {
                 } else {
                     len == job.bound
                 };
-                if reaches && within && iterate && audited && len > job.floor {
+                if reaches && within && iterate && audited && len > job.floor && answer_auditable {
                     // Hold the answer until another worker finds nothing shorter.
                     let bounds = result.iterations.iter().map(|&(b, _)| b).collect();
                     job.reporters.insert(worker);
@@ -1320,6 +1353,21 @@ impl Scheduler {
                     };
                     job.start_audits(vec![(task.unit, task.work.clone(), audit)]);
                     return Vec::new();
+                }
+                if reaches && !iterate && len < job.bound && job.shorter_paths < MAX_SHORTER_PATHS {
+                    // A real path under a bound that every task of an earlier bound said held
+                    // none: one of those reports was false, not this one. Start over, auditing
+                    // every report, rather than drop the worker that found it.
+                    tracing::warn!(
+                        job = job_id,
+                        worker,
+                        length = len,
+                        bound = job.bound,
+                        "a path shorter than the bound: an earlier report was false; starting the job over with every report audited"
+                    );
+                    job.shorter_paths += 1;
+                    job.reporters.insert(worker);
+                    return self.restart(job_id);
                 }
                 if reaches && within {
                     let Some(job) = self.retire(job_id) else {
@@ -1360,7 +1408,12 @@ impl Scheduler {
                 job.next_bound = job.next_bound.min(next_bound);
                 job.open -= 1;
                 job.reporters.insert(worker);
-                if audited && (job.claims.len() < MAX_CLAIMS || self.config.audit_fraction >= 1.0) {
+                if audited
+                    && (on_probation
+                        || suspect
+                        || job.claims.len() < MAX_CLAIMS
+                        || self.config.audit_fraction >= 1.0)
+                {
                     let task = &job.tasks[tid];
                     job.claims.push(Claim {
                         unit: task.unit,
@@ -1390,7 +1443,12 @@ impl Scheduler {
                 let mut partial = result.expanded;
                 let mut commands = Vec::new();
                 job.reporters.insert(worker);
-                if audited && (job.claims.len() < MAX_CLAIMS || self.config.audit_fraction >= 1.0) {
+                if audited
+                    && (on_probation
+                        || suspect
+                        || job.claims.len() < MAX_CLAIMS
+                        || self.config.audit_fraction >= 1.0)
+                {
                     // Its word: nothing in the part it searched at this bound (checked, with
                     // the rest, by searching the whole task again) and, for a whole search,
                     // nothing below the bound it reached.
@@ -1669,6 +1727,9 @@ impl Scheduler {
             Report::Exhausted { .. } => {
                 job.tasks[tid].state = TaskState::Done;
                 job.open -= 1;
+                self.update_worker(audit.reporter, |w| {
+                    w.confirmed = w.confirmed.saturating_add(1)
+                });
                 self.after_task(job_id)
             }
             Report::Found(suffix) => {

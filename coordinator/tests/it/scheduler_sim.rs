@@ -1188,6 +1188,105 @@ fn an_audited_liar_is_caught_dropped_and_its_jobs_start_over() {
     assert!(!audited.disconnected.contains(&2));
 }
 
+/// A worker on probation has every report audited, whatever the sampled share: a worker that
+/// lies from its first report is caught at its first bound even at 1 %. Without probation the
+/// same lies, sampled at 1 %, go unchecked and the answer is not optimal.
+#[test]
+fn a_liar_on_probation_is_caught_at_a_one_percent_audit_fraction() {
+    let run = |probation| {
+        let mut sim = Sim::new(SchedulerConfig {
+            audit_fraction: 0.01,
+            audit_seed: 3,
+            probation,
+            ..SchedulerConfig::default()
+        });
+        sim.add_worker(1, 8);
+        sim.add_worker(2, 1);
+        let root = sim.submit(1, KORF_42, korf_goal(), 20);
+        run_with_liar(&mut sim);
+        (sim, root)
+    };
+    let (unchecked, root) = run(0);
+    let optimum = optimal(&root);
+    assert!(
+        unchecked.disconnected.is_empty()
+            && unchecked.finished.iter().any(|(_, outcome, _)| {
+                !matches!(outcome, JobOutcome::Solved { path } if path.len() == optimum)
+            }),
+        "without probation the 1 % sample should have missed the lie: this proves nothing"
+    );
+
+    let (sim, root) = run(SchedulerConfig::default().probation);
+    check_optimal(&sim, 1, &root);
+    assert_eq!(sim.disconnected, vec![1], "the liar, and only it");
+    let (_, _, stats) = &sim.finished[0];
+    assert!(stats.audits_failed >= 1, "{stats:?}");
+}
+
+/// A real path shorter than its bound is the trace of an earlier lie (a bound before was said
+/// to hold no path), not a forgery: its finder is not dropped; the job starts over with every
+/// report audited (audits are otherwise off here), which catches the liar, and the answer is
+/// optimal.
+#[test]
+fn a_path_shorter_than_its_bound_restarts_the_job_and_audits_every_report() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    // Worker 2, honest, answers a job first (a newcomer audits nobody).
+    sim.add_worker(2, 1);
+    let warm_up = sim.submit_whole(9, KORF_55, lc_solver());
+    sim.run(&[(2, 1)], false);
+    check_optimal(&sim, 9, &warm_up);
+    sim.finished.clear();
+    // Busy with a job of its own, worker 2 leaves job 1 to worker 1.
+    let other = sim.submit_whole(5, KORF_12, lc_solver());
+    sim.add_worker(1, 8);
+    let root = sim.submit(1, KORF_42, korf_goal(), 20);
+    let solver = Solver::new(korf_goal(), HeuristicKind::LinearConflict).unwrap();
+    let npuzzle_solver::SearchOutcome::Solved(best) =
+        solver.solve(&root, &Limits::default()).unwrap().outcome
+    else {
+        panic!("Korf #42 is solvable");
+    };
+    // Worker 1 says every unit is exhausted until the bound is past the optimum; then it
+    // reports the optimal path from the unit that holds it.
+    let mut on_the_path = None;
+    for _ in 0..100_000 {
+        let q = sim.inbox.get_mut(&1).unwrap();
+        if let Some(at) = q
+            .iter()
+            .position(|a| a.bound as usize > best.len() && best.starts_with(&a.work.prefix))
+        {
+            on_the_path = q.remove(at);
+            break;
+        }
+        assert!(lie_step(&mut sim, 1), "the liar ran out of work");
+    }
+    let a = on_the_path.expect("a unit on the optimal path, past its bound");
+    let found = UnitResult {
+        job: a.job,
+        epoch: a.epoch,
+        unit: a.unit,
+        report: Report::Found(best[a.work.prefix.len()..].to_vec()),
+        expanded: 1,
+        iterations: Vec::new(),
+    };
+    let cmds = sim.sched.on_result(1, found, sim.now);
+    sim.handle(cmds);
+    assert!(
+        sim.disconnected.is_empty(),
+        "nobody is dropped for a true path"
+    );
+    assert!(sim.finished.is_empty(), "the job started over");
+    // Worker 2 ends its job; then worker 1 goes on lying, and worker 2 searches honestly and
+    // audits it.
+    sim.run(&[(2, 1)], false);
+    check_optimal(&sim, 5, &other);
+    run_with_liar(&mut sim);
+    check_optimal(&sim, 1, &root);
+    assert_eq!(sim.disconnected, vec![1], "the liar, and only it");
+    let (_, _, stats) = sim.finished.iter().find(|(j, _, _)| *j == 1).unwrap();
+    assert!(stats.audits_failed >= 1, "{stats:?}");
+}
+
 #[test]
 fn a_whole_search_answer_longer_than_optimal_is_caught_by_its_audit() {
     let mut sim = Sim::new(SchedulerConfig {
