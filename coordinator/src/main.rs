@@ -72,10 +72,12 @@ struct Args {
     /// See README.
     #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", default_value_t = 0.01, value_parser = fraction)]
     audit_fraction: f64,
-    /// While audits are on, every report of a worker is audited until this many of its
-    /// reports have been confirmed by other workers; only then are its reports sampled at
-    /// --audit-fraction. A worker that lies from its first report is caught in its first bound.
-    #[arg(long, env = "NPUZZLE_PROBATION", default_value_t = 8)]
+    /// While audits are on, a worker is on probation until this many answers have passed their
+    /// final audit with its reports in them (0: no probation): before an answer is returned,
+    /// every report a worker on probation made in the last bound before it is searched again
+    /// by another worker. A worker that lies from its first report is caught before its lies
+    /// change an answer.
+    #[arg(long, env = "NPUZZLE_PROBATION", default_value_t = 1)]
     probation: u32,
     /// Workers connected at most; past it a joining worker gets RESOURCE_EXHAUSTED.
     #[arg(long, env = "NPUZZLE_MAX_WORKERS", default_value_t = 1024)]

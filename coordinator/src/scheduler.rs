@@ -124,10 +124,13 @@ pub struct SchedulerConfig {
     pub audit_fraction: f64,
     /// Which reports are audited is a hash of the report's place and this seed.
     pub audit_seed: u64,
-    /// While audits are on (`audit_fraction` above 0), every report of a worker is audited
-    /// until this many of its reports have been confirmed by other workers; only then are its
-    /// reports sampled at `audit_fraction`. A worker that lies from the start is caught at its
-    /// first bound; one that behaves until trusted is caught with `audit_fraction` per lie.
+    /// While audits are on (`audit_fraction` above 0), a worker is on probation until this
+    /// many answers have passed their final audit with its reports in it (0: no probation).
+    /// Before a job returns an answer of length L, every report a worker on probation made in
+    /// the job's last exhausted bound (or its whole search's answer) is searched again under
+    /// L - 1 by another worker: the one bound where a lie would have hidden a shorter answer.
+    /// A worker that lies from the start is thus caught before its first lie that matters is
+    /// relied on; one that behaves until trusted is caught with `audit_fraction` per lie.
     pub probation: u32,
 }
 
@@ -146,7 +149,7 @@ impl Default for SchedulerConfig {
             max_task_age: Duration::from_secs(120),
             audit_fraction: 0.0,
             audit_seed: 0,
-            probation: 8,
+            probation: 1,
         }
     }
 }
@@ -462,6 +465,9 @@ struct Task {
 struct AuditOf {
     reporter: WorkerId,
     bound: u32,
+    /// Checks a report before an answer is returned: passed, it counts towards the reporter's
+    /// probation.
+    before_answer: bool,
 }
 
 /// A report picked for an audit, checked when its bound is over.
@@ -506,6 +512,28 @@ impl Unit {
     }
 }
 
+impl Job {
+    /// Keeps a report for an audit: a sampled one for the bound's end (at most
+    /// [`MAX_CLAIMS`] a bound unless every report is audited), one of a worker on probation
+    /// for the answer (at most one per task of the bound).
+    fn keep_claim(
+        &mut self,
+        claim: Claim,
+        sampled: bool,
+        on_probation: bool,
+        config: &SchedulerConfig,
+    ) {
+        let room = self.claims.len() < MAX_CLAIMS
+            || config.audit_fraction >= 1.0
+            || self.shorter_paths > 0;
+        if sampled && room {
+            self.claims.push(claim);
+        } else if on_probation {
+            self.probation_claims.push(claim);
+        }
+    }
+}
+
 impl Task {
     fn new(unit: usize, work: WorkUnit, predicted: f64) -> Task {
         Task {
@@ -545,6 +573,12 @@ struct Job {
     floor: u32,
     /// Reports of this bound picked for an audit.
     claims: Vec<Claim>,
+    /// Reports of this bound by workers on probation, not sampled: at the bound's end they
+    /// become `deferred`, replacing the previous bound's.
+    probation_claims: Vec<Claim>,
+    /// The last exhausted bound's reports by workers on probation: audited before an answer
+    /// found in the next bound is returned.
+    deferred: Vec<Claim>,
     /// Set while the job waits for its audits.
     auditing: Option<Auditing>,
     /// Workers whose reports it relies on: if one is caught lying, the job starts over.
@@ -564,8 +598,8 @@ struct Worker {
     failures: u32,
     /// Good results so far (found, exhausted, handed back): trust earned.
     good: u32,
-    /// Its reports that other workers' audits confirmed: past
-    /// [`SchedulerConfig::probation`], its reports are only sampled.
+    /// Answers whose final audits confirmed its reports: from
+    /// [`SchedulerConfig::probation`] on, its reports are only sampled.
     confirmed: u32,
 }
 
@@ -1154,6 +1188,8 @@ impl Scheduler {
             indexed: None,
             floor: bound,
             claims: Vec::new(),
+            probation_claims: Vec::new(),
+            deferred: Vec::new(),
             auditing: None,
             reporters: HashSet::new(),
             shorter_paths: 0,
@@ -1283,18 +1319,18 @@ impl Scheduler {
     /// A current result: move the task and the job along.
     fn apply(&mut self, worker: WorkerId, result: UnitResult) -> Vec<Command> {
         let job_id = result.job;
-        // Whether this report is checked by another worker: every report of a worker on
-        // probation, a sample of the others'. Whether anyone can check it is asked when the
-        // audit starts (at the bound's end), not now: the only other worker may not have
-        // answered anything yet.
+        // Whether this report is checked by another worker: a sample of all reports at the
+        // bound's end, and, before an answer is returned, every report of a worker on probation
+        // from the last bound. Whether anyone can check it is asked when the audit starts, not
+        // now: the only other worker may not have answered anything yet.
         let on_probation = self.config.audit_fraction > 0.0
             && self
                 .workers
                 .get(&worker)
                 .is_some_and(|w| w.confirmed < self.config.probation);
         let suspect = self.jobs.get(&job_id).is_some_and(|j| j.shorter_paths > 0);
-        let audited =
-            on_probation || suspect || audit_pick(&self.config, job_id, result.epoch, result.unit);
+        let sampled = suspect || audit_pick(&self.config, job_id, result.epoch, result.unit);
+        let audited = on_probation || sampled;
         // A whole search's answer is held for its audit only if someone can search it now.
         let answer_auditable = audited
             && matches!(result.report, Report::Found(_))
@@ -1350,6 +1386,7 @@ impl Scheduler {
                     let audit = AuditOf {
                         reporter: worker,
                         bound: len - 1,
+                        before_answer: true,
                     };
                     job.start_audits(vec![(task.unit, task.work.clone(), audit)]);
                     return Vec::new();
@@ -1368,6 +1405,21 @@ impl Scheduler {
                     job.shorter_paths += 1;
                     job.reporters.insert(worker);
                     return self.restart(job_id);
+                }
+                if reaches && within && !iterate && !job.deferred.is_empty() {
+                    // Before the answer is relied on: the last bound's reports of workers on
+                    // probation, searched again under one below it by others.
+                    let deferred = std::mem::take(&mut job.deferred);
+                    let audits = self.answer_audits(job_id, deferred, len);
+                    if !audits.is_empty()
+                        && let Some(job) = self.jobs.get_mut(&job_id)
+                    {
+                        job.reporters.insert(worker);
+                        let bounds = job.stats.bounds.clone();
+                        job.auditing = Some(Auditing::Answer { path, bounds });
+                        job.start_audits(audits);
+                        return Vec::new();
+                    }
                 }
                 if reaches && within {
                     let Some(job) = self.retire(job_id) else {
@@ -1408,19 +1460,15 @@ impl Scheduler {
                 job.next_bound = job.next_bound.min(next_bound);
                 job.open -= 1;
                 job.reporters.insert(worker);
-                if audited
-                    && (on_probation
-                        || suspect
-                        || job.claims.len() < MAX_CLAIMS
-                        || self.config.audit_fraction >= 1.0)
-                {
+                if audited {
                     let task = &job.tasks[tid];
-                    job.claims.push(Claim {
+                    let claim = Claim {
                         unit: task.unit,
                         work: task.work.clone(),
                         reporter: worker,
                         bound: None,
-                    });
+                    };
+                    job.keep_claim(claim, sampled, on_probation, &self.config);
                 }
                 self.after_task(job_id)
             }
@@ -1443,25 +1491,19 @@ impl Scheduler {
                 let mut partial = result.expanded;
                 let mut commands = Vec::new();
                 job.reporters.insert(worker);
-                if audited
-                    && (on_probation
-                        || suspect
-                        || job.claims.len() < MAX_CLAIMS
-                        || self.config.audit_fraction >= 1.0)
-                {
-                    // Its word: nothing in the part it searched at this bound (checked, with
-                    // the rest, by searching the whole task again) and, for a whole search,
-                    // nothing below the bound it reached.
+                // Its word: nothing in the part it searched at this bound (checked, with the
+                // rest, by searching the whole task again) and, for a whole search, nothing
+                // below the bound it reached.
+                let claimed = iterate.then(|| bound.saturating_sub(1));
+                if audited && claimed.is_none_or(|b| b >= job.floor) {
                     let task = &job.tasks[tid];
-                    let bound = iterate.then(|| bound.saturating_sub(1));
-                    if bound.is_none_or(|b| b >= job.floor) {
-                        job.claims.push(Claim {
-                            unit: task.unit,
-                            work: task.work.clone(),
-                            reporter: worker,
-                            bound,
-                        });
-                    }
+                    let claim = Claim {
+                        unit: task.unit,
+                        work: task.work.clone(),
+                        reporter: worker,
+                        bound: claimed,
+                    };
+                    job.keep_claim(claim, sampled, on_probation, &self.config);
                 }
                 if iterate {
                     // The whole job becomes a distributed one at the bound its worker reached,
@@ -1643,6 +1685,18 @@ impl Scheduler {
                 let Some(mut job) = self.retire(job_id) else {
                     return Vec::new();
                 };
+                // Each reporter whose reports held up to this answer's audits has served one
+                // answer of its probation.
+                let mut confirmed: Vec<WorkerId> = job
+                    .tasks
+                    .iter()
+                    .filter_map(|t| t.audit.filter(|a| a.before_answer).map(|a| a.reporter))
+                    .collect();
+                confirmed.sort_unstable();
+                confirmed.dedup();
+                for reporter in confirmed {
+                    self.update_worker(reporter, |w| w.confirmed = w.confirmed.saturating_add(1));
+                }
                 job.stats.bounds = bounds;
                 let mut commands = self.cancel_everywhere(job_id);
                 commands.push(Command::Finish {
@@ -1669,6 +1723,7 @@ impl Scheduler {
             .next_bound
             .clamp(job.bound + 1, job.bound + MAX_BOUND_STEP);
         let claims = std::mem::take(&mut job.claims);
+        job.deferred = std::mem::take(&mut job.probation_claims);
         // Claims come mostly from a few reporters: ask once per reporter whether anyone else
         // can check it, not once per claim (each asks every worker).
         let mut auditable: HashMap<WorkerId, bool> = HashMap::new();
@@ -1684,6 +1739,7 @@ impl Scheduler {
                 let audit = AuditOf {
                     reporter: c.reporter,
                     bound,
+                    before_answer: false,
                 };
                 (c.unit, c.work, audit)
             })
@@ -1699,6 +1755,36 @@ impl Scheduler {
         }
         commands.extend(self.advance(job_id, next));
         commands
+    }
+
+    /// Audits, under `len - 1`, of `claims` made in the bound before an answer of length `len`:
+    /// those some other worker can search.
+    fn answer_audits(
+        &self,
+        job_id: JobId,
+        claims: Vec<Claim>,
+        len: u32,
+    ) -> Vec<(usize, WorkUnit, AuditOf)> {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return Vec::new();
+        };
+        let mut auditable: HashMap<WorkerId, bool> = HashMap::new();
+        claims
+            .into_iter()
+            .filter(|c| {
+                *auditable
+                    .entry(c.reporter)
+                    .or_insert_with(|| self.can_audit(job, c.reporter))
+            })
+            .map(|c| {
+                let audit = AuditOf {
+                    reporter: c.reporter,
+                    bound: len.saturating_sub(1),
+                    before_answer: true,
+                };
+                (c.unit, c.work, audit)
+            })
+            .collect()
     }
 
     /// Whether some connected worker other than `reporter`, with a good result already (a
@@ -1727,9 +1813,6 @@ impl Scheduler {
             Report::Exhausted { .. } => {
                 job.tasks[tid].state = TaskState::Done;
                 job.open -= 1;
-                self.update_worker(audit.reporter, |w| {
-                    w.confirmed = w.confirmed.saturating_add(1)
-                });
                 self.after_task(job_id)
             }
             Report::Found(suffix) => {
@@ -1795,6 +1878,8 @@ impl Scheduler {
         let asked = job.asked_out();
         job.auditing = None;
         job.claims.clear();
+        job.probation_claims.clear();
+        job.deferred.clear();
         job.reporters.clear();
         job.bound = job.floor;
         job.epoch += 1;

@@ -3,7 +3,8 @@
 //! check on its own word passes, so without audits that answer is returned and cached; with
 //! `audit_fraction` 1, an honest worker (one with a good result: newcomers audit nobody)
 //! searches for anything shorter first, finds it, and the liar is dropped and the search
-//! started over: only the optimum is answered and cached.
+//! started over: only the optimum is answered and cached. At a 1 % sample the same holds for a
+//! worker on probation (its answers are all audited until one has passed).
 
 use std::time::Duration;
 
@@ -133,6 +134,22 @@ async fn an_audit_catches_the_lie_and_only_the_optimum_is_answered_and_cached() 
     assert_eq!(answer.length as usize, optimal);
     assert_eq!(cached.length as usize, optimal);
     // The liar was dropped as a forger.
+    let closed = tokio::time::timeout(Duration::from_secs(10), liar)
+        .await
+        .expect("the liar's stream was closed")
+        .unwrap()
+        .expect("closed with a status");
+    assert_eq!(closed.code(), tonic::Code::FailedPrecondition, "{closed:?}");
+}
+
+/// At the default 1 % sample the liar's answer is still audited: a worker on probation (no
+/// answer has yet passed its final audit with its reports in it) has its answer searched again
+/// before it is returned, whatever the sample says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_probation_a_one_percent_sample_still_catches_a_liar_from_the_start() {
+    let (optimal, answer, cached, liar) = solve_with_liar(0.01).await;
+    assert_eq!(answer.length as usize, optimal);
+    assert_eq!(cached.length as usize, optimal);
     let closed = tokio::time::timeout(Duration::from_secs(10), liar)
         .await
         .expect("the liar's stream was closed")
