@@ -72,6 +72,8 @@ pub enum PdbError {
     Checksum,
     #[error("pattern database is for {found}, not {expected}")]
     Mismatch { found: String, expected: String },
+    #[error("pattern database could not be read: {0}")]
+    Read(String),
 }
 
 impl PatternDb {
@@ -323,52 +325,77 @@ impl PatternDb {
     /// Reads a table written by [`PatternDb::to_bytes`], verifying everything: header, size,
     /// checksum, and that it is the table for `shape` and `tiles`.
     pub fn from_bytes(bytes: &[u8], shape: Shape, tiles: &[u8]) -> Result<PatternDb, PdbError> {
-        let mut r = bytes;
-        let mut take = |n: usize, what: &str| -> Result<&[u8], PdbError> {
-            if r.len() < n {
-                return Err(PdbError::Truncated(format!("no room for the {what}")));
-            }
-            let (head, rest) = r.split_at(n);
-            r = rest;
-            Ok(head)
-        };
-        if take(MAGIC.len(), "magic")? != MAGIC {
+        Self::read_from(bytes, shape, tiles)
+    }
+
+    /// [`PatternDb::from_bytes`] from a reader (a file): the table is read straight into the
+    /// memory it is searched from, so that loading a table holds one copy of it, not two.
+    pub fn read_from(
+        mut r: impl std::io::Read,
+        shape: Shape,
+        tiles: &[u8],
+    ) -> Result<PatternDb, PdbError> {
+        fn fill(r: &mut impl std::io::Read, buf: &mut [u8], what: &str) -> Result<(), PdbError> {
+            r.read_exact(buf).map_err(|e| match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => {
+                    PdbError::Truncated(format!("no room for the {what}"))
+                }
+                _ => PdbError::Read(e.to_string()),
+            })
+        }
+        let mut magic = [0u8; MAGIC.len()];
+        fill(&mut r, &mut magic, "magic")?;
+        if &magic != MAGIC {
             return Err(PdbError::BadMagic);
         }
-        let version = u32::from_le_bytes(take(4, "version")?.try_into().unwrap_or([0; 4]));
+        let mut word = [0u8; 4];
+        fill(&mut r, &mut word, "version")?;
+        let version = u32::from_le_bytes(word);
         if version != VERSION {
             return Err(PdbError::Version {
                 found: version,
                 expected: VERSION,
             });
         }
-        let dims = take(3, "shape")?;
+        let mut dims = [0u8; 3];
+        fill(&mut r, &mut dims, "shape")?;
         let (w, h, k) = (dims[0] as usize, dims[1] as usize, dims[2] as usize);
-        let stored_tiles = take(k, "pattern")?.to_vec();
+        let mut stored_tiles = vec![0u8; k];
+        fill(&mut r, &mut stored_tiles, "pattern")?;
         let found = format!("{w}x{h} {stored_tiles:?}");
         let expected = format!("{shape} {tiles:?}");
         if (w, h) != (shape.width(), shape.height()) || stored_tiles != tiles {
             return Err(PdbError::Mismatch { found, expected });
         }
-        let count = u64::from_le_bytes(take(8, "entry count")?.try_into().unwrap_or([0; 8]));
+        let mut long = [0u8; 8];
+        fill(&mut r, &mut long, "entry count")?;
+        let count = u64::from_le_bytes(long);
         if count != Self::entries(shape, k) {
             return Err(PdbError::Mismatch {
                 found: format!("{found} with {count} entries"),
                 expected,
             });
         }
-        let sum = u64::from_le_bytes(take(8, "checksum")?.try_into().unwrap_or([0; 8]));
-        let table = take(count as usize, "table")?;
-        if !r.is_empty() {
+        fill(&mut r, &mut long, "checksum")?;
+        let sum = u64::from_le_bytes(long);
+        // One allocation of the table's final size (the count is that of the expected pattern,
+        // so a file cannot make it larger), filled from the reader.
+        let mut table: Arc<[u8]> = std::iter::repeat_n(0u8, count as usize).collect();
+        let Some(buf) = Arc::get_mut(&mut table) else {
+            return Err(PdbError::Read("the table buffer is shared".into()));
+        };
+        fill(&mut r, buf, "table")?;
+        let extra = std::io::copy(&mut r, &mut std::io::sink())
+            .map_err(|e| PdbError::Read(e.to_string()))?;
+        if extra > 0 {
             return Err(PdbError::Truncated(format!(
-                "{} bytes after the table",
-                r.len()
+                "{extra} bytes after the table"
             )));
         }
-        if checksum(table) != sum {
+        if checksum(&table) != sum {
             return Err(PdbError::Checksum);
         }
-        Ok(PatternDb::new(shape, tiles, Arc::from(table)))
+        Ok(PatternDb::new(shape, tiles, table))
     }
 }
 

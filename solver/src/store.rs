@@ -84,11 +84,12 @@ impl TableStore {
 
     fn load_table(&self, partition: &Partition, i: usize) -> Result<PatternDb, StoreError> {
         let path = self.path(partition, i);
-        let bytes = std::fs::read(&path).map_err(|source| StoreError::Io {
+        let file = std::fs::File::open(&path).map_err(|source| StoreError::Io {
             path: path.clone(),
             source,
         })?;
-        PatternDb::from_bytes(&bytes, partition.shape, &partition.patterns[i])
+        let reader = std::io::BufReader::with_capacity(1 << 20, file);
+        PatternDb::read_from(reader, partition.shape, &partition.patterns[i])
             .map_err(|source| StoreError::Table { path, source })
     }
 
