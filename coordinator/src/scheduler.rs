@@ -490,9 +490,10 @@ enum Auditing {
     Answer { path: Vec<Move>, bounds: Vec<u32> },
 }
 
-/// Restarts of a job for paths shorter than their bound; past them such a path is taken for a
-/// forgery (its worker dropped), so that no worker can restart a job forever.
-const MAX_SHORTER_PATHS: u32 = 3;
+/// Restarts of a job for traces of a lie (a path shorter than its bound, a bound past the
+/// deepest search); past them such a path is taken for a forgery (its worker dropped) and such
+/// a bound ends the job, so that no worker can restart a job forever.
+const MAX_LIE_RESTARTS: u32 = 3;
 
 /// Sampled claims kept per bound at most, unless every report is audited (`audit_fraction` 1,
 /// which promises that no lie goes unchecked): audits add a bounded delay and memory. Claims of
@@ -523,9 +524,8 @@ impl Job {
         on_probation: bool,
         config: &SchedulerConfig,
     ) {
-        let room = self.claims.len() < MAX_CLAIMS
-            || config.audit_fraction >= 1.0
-            || self.shorter_paths > 0;
+        let room =
+            self.claims.len() < MAX_CLAIMS || config.audit_fraction >= 1.0 || self.lies_seen > 0;
         if sampled && room {
             self.claims.push(claim);
         } else if on_probation {
@@ -583,9 +583,10 @@ struct Job {
     auditing: Option<Auditing>,
     /// Workers whose reports it relies on: if one is caught lying, the job starts over.
     reporters: HashSet<WorkerId>,
-    /// Paths shorter than their bound reported so far: each proves an earlier report false,
-    /// and from the first on every report of the job is audited.
-    shorter_paths: u32,
+    /// Traces of a lie seen so far (a path shorter than its bound, a bound past the deepest
+    /// search): each proves an earlier report false, and from the first on every report of the
+    /// job is audited.
+    lies_seen: u32,
 }
 
 struct Worker {
@@ -1192,7 +1193,7 @@ impl Scheduler {
             deferred: Vec::new(),
             auditing: None,
             reporters: HashSet::new(),
-            shorter_paths: 0,
+            lies_seen: 0,
         };
         job.start(&self.config, self.slots());
         job.stats.units = job.tasks.len();
@@ -1328,7 +1329,7 @@ impl Scheduler {
                 .workers
                 .get(&worker)
                 .is_some_and(|w| w.confirmed < self.config.probation);
-        let suspect = self.jobs.get(&job_id).is_some_and(|j| j.shorter_paths > 0);
+        let suspect = self.jobs.get(&job_id).is_some_and(|j| j.lies_seen > 0);
         let sampled = suspect || audit_pick(&self.config, job_id, result.epoch, result.unit);
         let audited = on_probation || sampled;
         // A whole search's answer is held for its audit only if someone can search it now.
@@ -1391,7 +1392,7 @@ impl Scheduler {
                     job.start_audits(vec![(task.unit, task.work.clone(), audit)]);
                     return Vec::new();
                 }
-                if reaches && !iterate && len < job.bound && job.shorter_paths < MAX_SHORTER_PATHS {
+                if reaches && !iterate && len < job.bound && job.lies_seen < MAX_LIE_RESTARTS {
                     // A real path under a bound that every task of an earlier bound said held
                     // none: one of those reports was false, not this one. Start over, auditing
                     // every report, rather than drop the worker that found it.
@@ -1402,7 +1403,7 @@ impl Scheduler {
                         bound = job.bound,
                         "a path shorter than the bound: an earlier report was false; starting the job over with every report audited"
                     );
-                    job.shorter_paths += 1;
+                    job.lies_seen += 1;
                     job.reporters.insert(worker);
                     return self.restart(job_id);
                 }
@@ -1946,6 +1947,17 @@ impl Scheduler {
             return Vec::new();
         };
         let mut commands = Vec::new();
+        if next >= npuzzle_solver::MAX_DEPTH as u32 && job.lies_seen < MAX_LIE_RESTARTS {
+            // Every board searched here is solvable (parity is checked before), and none of
+            // the shapes served needs that many moves: some report on the way was false.
+            tracing::warn!(
+                job = job_id,
+                bound = job.bound,
+                "past the deepest search with a solvable board: an earlier report was false; starting the job over with every report audited"
+            );
+            job.lies_seen += 1;
+            return self.restart(job_id);
+        }
         if next >= npuzzle_solver::MAX_DEPTH as u32 {
             // No path within the deepest bound the search can hold.
             let lower_bound = job.bound;

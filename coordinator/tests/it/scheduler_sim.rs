@@ -1469,3 +1469,37 @@ fn unsolicited_results_count_for_nothing() {
     let (_, _, stats) = &sim.finished[0];
     assert!(stats.nodes < 1 << 40, "{}", stats.nodes);
 }
+
+/// A liar alone on a job says every bound is exhausted until the bound passes the deepest
+/// search. The board is solvable, so that is a trace of a lie, not an answer: the job starts
+/// over with every report audited (audits are otherwise off here), the honest worker audits
+/// the liar, catches it, and the answer is optimal.
+#[test]
+fn a_solvable_board_past_the_deepest_bound_restarts_the_job_and_audits_every_report() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    // Worker 2, honest, answers a job first (a newcomer audits nobody), then is busy with a
+    // job of its own while worker 1 gets job 1.
+    sim.add_worker(2, 1);
+    let warm_up = sim.submit_whole(9, KORF_55, lc_solver());
+    sim.run(&[(2, 1)], false);
+    check_optimal(&sim, 9, &warm_up);
+    sim.finished.clear();
+    let other = sim.submit_whole(5, KORF_12, lc_solver());
+    sim.add_worker(1, 8);
+    let root = sim.submit(1, KORF_42, korf_goal(), 20);
+    let mut lies = 0;
+    while lie_step(&mut sim, 1) {
+        lies += 1;
+        assert!(lies < 1_000_000, "the liar never ran out of work");
+    }
+    assert!(
+        sim.finished.is_empty(),
+        "a job past the deepest bound is started over, not ended: {:?}",
+        sim.finished
+    );
+    sim.run(&[(2, 1)], false);
+    check_optimal(&sim, 5, &other);
+    run_with_liar(&mut sim);
+    check_optimal(&sim, 1, &root);
+    assert_eq!(sim.disconnected, vec![1], "the liar, and only it");
+}
