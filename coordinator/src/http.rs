@@ -11,6 +11,12 @@
 //! - `GET /api/v1/stats`: what `Stats` reports.
 //! - `GET /api/v1/searches`: the searches running now, with their bounds and waiters.
 //!
+//! - `GET /api/v1/events`: server-sent events, one `snapshot` a second (see [`Snapshot`]):
+//!   workers, searches running and ended, the cache, requests per second and their latency
+//!   over the last [`HISTORY`] seconds. The console reads it.
+//! - `GET /`: the web console, one page whose HTML, script and style are compiled into the
+//!   binary (`console/`): no CDN, nothing fetched from elsewhere.
+//!
 //! Every `/api/` path requires the client token when one is configured (see [`crate::auth`]),
 //! in an `Authorization: Bearer <token>` header. Nothing here runs unless `--http-listen` is
 //! given: without it no listener is bound and no task is started.
@@ -70,23 +76,123 @@ impl HttpListener {
     }
 }
 
+/// Seconds of request history the console's charts show.
+pub const HISTORY: usize = 300;
+
 /// What every handler needs.
 struct Api {
     shared: Arc<Shared>,
     /// The client token's check, as on `npuzzle.v1.Solver`.
     auth: RequireToken,
+    /// Ends the event streams when the coordinator stops (they never end by themselves).
+    stop: CancellationToken,
+    /// One sample a second of the requests answered, the last [`HISTORY`], oldest first:
+    /// filled by [`sample`], which runs only while the API is served.
+    history: std::sync::Mutex<std::collections::VecDeque<Sample>>,
+}
+
+/// Requests answered in one second, and their mean latency.
+#[derive(Clone, Copy, Debug, Serialize)]
+struct Sample {
+    /// The second's end, in milliseconds since the Unix epoch.
+    at_ms: u64,
+    requests: u64,
+    mean_ms: f64,
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Api {
+    fn history(&self) -> std::sync::MutexGuard<'_, std::collections::VecDeque<Sample>> {
+        self.history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Samples the requests answered once a second into [`Api::history`], until `stop`.
+async fn sample(api: Arc<Api>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last = api.shared.activity.totals();
+    loop {
+        tokio::select! {
+            () = api.stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let now = api.shared.activity.totals();
+        let (requests, micros) = (now.0 - last.0, now.1 - last.1);
+        last = now;
+        let mean_ms = if requests > 0 {
+            micros as f64 / requests as f64 / 1e3
+        } else {
+            0.0
+        };
+        let mut history = api.history();
+        if history.len() >= HISTORY {
+            history.pop_front();
+        }
+        history.push_back(Sample {
+            at_ms: now_ms(),
+            requests,
+            mean_ms,
+        });
+    }
 }
 
 type ApiState = State<Arc<Api>>;
 
-/// The routes, over `shared`, guarded by `auth`.
-pub(crate) fn router(shared: Arc<Shared>, auth: RequireToken) -> Router {
+/// The routes, over `shared`, guarded by `auth`; event streams end when `stop` fires. Starts
+/// the task that samples the request rate (it ends with `stop` too).
+pub(crate) fn router(shared: Arc<Shared>, auth: RequireToken, stop: CancellationToken) -> Router {
+    let api = Arc::new(Api {
+        shared,
+        auth,
+        stop,
+        history: std::sync::Mutex::new(std::collections::VecDeque::with_capacity(HISTORY)),
+    });
+    tokio::spawn(sample(Arc::clone(&api)));
     Router::new()
+        .route("/", get(console::page))
+        .route("/console.js", get(console::script))
+        .route("/console.css", get(console::style))
         .route("/api/v1/solve", post(solve))
         .route("/api/v1/stats", get(stats))
         .route("/api/v1/searches", get(searches))
+        .route("/api/v1/events", get(events))
         .layer(DefaultBodyLimit::max(MAX_BODY))
-        .with_state(Arc::new(Api { shared, auth }))
+        .with_state(api)
+}
+
+/// The console's assets, compiled in.
+mod console {
+    use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+    use axum::response::IntoResponse;
+
+    const PAGE: &str = include_str!("console/index.html");
+    const SCRIPT: &str = include_str!("console/console.js");
+    const STYLE: &str = include_str!("console/console.css");
+
+    fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse {
+        ([(CONTENT_TYPE, kind), (CACHE_CONTROL, "no-cache")], body)
+    }
+
+    pub(super) async fn page() -> impl IntoResponse {
+        asset("text/html; charset=utf-8", PAGE)
+    }
+
+    pub(super) async fn script() -> impl IntoResponse {
+        asset("text/javascript; charset=utf-8", SCRIPT)
+    }
+
+    pub(super) async fn style() -> impl IntoResponse {
+        asset("text/css; charset=utf-8", STYLE)
+    }
 }
 
 /// Serves `router` on `listener` until `stop` fires; connections still open then get
@@ -420,7 +526,7 @@ async fn solve(
 
 /// What `GET /api/v1/stats` answers: the fields of `Stats`.
 #[derive(Debug, Serialize)]
-struct Stats {
+pub struct Stats {
     workers: u32,
     slots: u32,
     busy_slots: u64,
@@ -440,19 +546,81 @@ async fn stats(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
-    let s = api.shared.stats().await;
-    Ok(json(&Stats {
-        workers: s.workers,
-        slots: s.slots,
-        busy_slots: s.busy_slots,
-        running_jobs: s.running_jobs,
-        queue_depth: s.queue_depth,
-        cache_entries: s.cache_entries,
-        cache_hits: s.cache_hits,
-        cache_misses: s.cache_misses,
-        cache_hit_rate: s.cache_hit_rate,
-        late_nodes: s.late_nodes,
-    }))
+    Ok(json(&Stats::from(api.shared.stats().await)))
+}
+
+impl From<v1::StatsResponse> for Stats {
+    fn from(s: v1::StatsResponse) -> Stats {
+        Stats {
+            workers: s.workers,
+            slots: s.slots,
+            busy_slots: s.busy_slots,
+            running_jobs: s.running_jobs,
+            queue_depth: s.queue_depth,
+            cache_entries: s.cache_entries,
+            cache_hits: s.cache_hits,
+            cache_misses: s.cache_misses,
+            cache_hit_rate: s.cache_hit_rate,
+            late_nodes: s.late_nodes,
+        }
+    }
+}
+
+/// One event of `GET /api/v1/events`: everything the console shows.
+#[derive(Debug, Serialize)]
+pub struct Snapshot {
+    /// When it was taken, in milliseconds since the Unix epoch.
+    at_ms: u64,
+    stats: Stats,
+    workers: Vec<crate::cluster::WorkerView>,
+    searches: Vec<crate::service::SearchView>,
+    finished: Vec<crate::service::FinishedView>,
+    /// Requests answered since the start.
+    requests: u64,
+    /// One sample a second, oldest first.
+    history: Vec<Sample>,
+}
+
+async fn snapshot(api: &Api) -> Snapshot {
+    let shared = &api.shared;
+    Snapshot {
+        at_ms: now_ms(),
+        stats: Stats::from(shared.stats().await),
+        workers: shared.cluster.workers_view().await,
+        searches: shared.searches(),
+        finished: shared.finished(),
+        requests: shared.activity.totals().0,
+        history: api.history().iter().copied().collect(),
+    }
+}
+
+/// How often `GET /api/v1/events` sends a snapshot.
+const EVENT_EVERY: Duration = Duration::from_secs(1);
+
+/// `GET /api/v1/events`: a snapshot at once, then one every [`EVENT_EVERY`], until the client
+/// goes or the coordinator stops.
+async fn events(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    use axum::response::sse::{Event, KeepAlive, Sse};
+    api.authorize(&headers, peer)?;
+    let mut tick = tokio::time::interval(EVENT_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let stream = futures_util::stream::unfold((api, tick), |(api, mut tick)| async move {
+        tokio::select! {
+            () = api.stop.cancelled() => return None,
+            _ = tick.tick() => {}
+        }
+        let data = serde_json::to_string(&snapshot(&api).await)
+            .unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()));
+        let event = Event::default().event("snapshot").data(data);
+        Some((Ok::<_, std::convert::Infallible>(event), (api, tick)))
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
 }
 
 /// `GET /api/v1/searches`: the searches running now.

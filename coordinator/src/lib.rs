@@ -266,7 +266,7 @@ pub async fn run(
         config, cache, writer, cluster, draining,
     ));
     let http_server = http_listener.map(|listener| {
-        let router = http::router(Arc::clone(&shared), http_auth);
+        let router = http::router(Arc::clone(&shared), http_auth, stop.clone());
         let stop = stop.clone();
         tokio::spawn(async move {
             if let Err(e) = http::serve(&listener, router, stop).await {

@@ -15,8 +15,8 @@
 
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -67,6 +67,52 @@ pub struct Shared {
     draining: CancellationToken,
     /// Workers whose hello was accepted and whose stream is still open: [`Config::max_workers`].
     worker_streams: Arc<AtomicUsize>,
+    /// Requests answered and their latency, for the console's charts (two atomic adds a
+    /// request, whether or not a console is served).
+    pub activity: Activity,
+    /// The last [`MAX_RECENT`] searches to end, oldest first, for the console.
+    recent: std::sync::Mutex<std::collections::VecDeque<FinishedView>>,
+}
+
+/// Searches kept in [`Shared::recent`].
+const MAX_RECENT: usize = 20;
+
+/// Requests answered (`Solve`, `SolveStream`, the HTTP API) and the sum of their latencies,
+/// since the start.
+#[derive(Debug, Default)]
+pub struct Activity {
+    requests: std::sync::atomic::AtomicU64,
+    micros: std::sync::atomic::AtomicU64,
+}
+
+impl Activity {
+    /// One request answered after `latency`.
+    pub fn record(&self, latency: Duration) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.micros
+            .fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// (requests, total latency in microseconds) so far.
+    pub fn totals(&self) -> (u64, u64) {
+        (
+            self.requests.load(Ordering::Relaxed),
+            self.micros.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A search that ended, as the console shows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FinishedView {
+    #[serde(flatten)]
+    pub search: SearchView,
+    /// `solved`, `cancelled`, `stopped` (shutdown) or `failed`.
+    pub outcome: &'static str,
+    /// The optimal path, when solved.
+    pub moves: Option<String>,
+    /// When it ended, in milliseconds since the Unix epoch.
+    pub ended_ms: u64,
 }
 
 /// One open worker stream, counted until it ends.
@@ -239,6 +285,8 @@ impl Shared {
             flights: Flights::default(),
             worker_streams: Arc::new(AtomicUsize::new(0)),
             solvers: DashMap::new(),
+            activity: Activity::default(),
+            recent: std::sync::Mutex::new(std::collections::VecDeque::new()),
         }
     }
 
@@ -458,6 +506,7 @@ impl Shared {
             metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
         }
         self.flights.end(key, flight.job);
+        self.remember(&flight, 0, &end);
         flight.state.send_modify(|s| s.end = Some(end));
     }
 
@@ -753,6 +802,18 @@ impl Shared {
         client: Option<IpAddr>,
     ) -> Answer {
         let started = Instant::now();
+        let answer = self.answer(request, transport, client, started).await;
+        self.activity.record(started.elapsed());
+        answer
+    }
+
+    async fn answer(
+        self: &Arc<Self>,
+        request: &v1::SolveRequest,
+        transport: Option<Duration>,
+        client: Option<IpAddr>,
+        started: Instant,
+    ) -> Answer {
         self.refuse_while_draining()?;
         let puzzle = self.validate(request, transport)?;
         if let Some(mut r) = self.immediate(&puzzle) {
@@ -814,6 +875,7 @@ impl SolverRpc for SolverService {
             r.millis = started.elapsed().as_secs_f64() * 1e3;
             let answer = Ok(r);
             metric.finish(&answer);
+            shared.activity.record(started.elapsed());
             let _ = tx.try_send(answer.map(|r| event(v1::solve_event::Event::Result(r))));
             return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
         }
@@ -866,6 +928,7 @@ impl SolverRpc for SolverService {
                 _ = tx.closed() => return,
             };
             metric.finish(&answer);
+            shared.activity.record(started.elapsed());
             let item = answer.map(|r| event(v1::solve_event::Event::Result(r)));
             let _ = tx.send(item).await;
             drop(admission);
@@ -901,6 +964,24 @@ pub struct SearchView {
     pub waiters: usize,
 }
 
+/// `flight` as the console shows it, with `waiters` waiting for it.
+fn view(flight: &Flight, waiters: usize) -> SearchView {
+    let state = flight.state.borrow();
+    SearchView {
+        job: flight.job,
+        board: flight.board.to_string(),
+        goal: flight.goal.board().to_string(),
+        heuristic: flight.heuristic.to_string(),
+        bound: state.bound,
+        bounds: state.bounds.clone(),
+        units_done: state.units_done,
+        units_total: state.units_total,
+        nodes: state.nodes,
+        elapsed_ms: flight.started.elapsed().as_millis() as u64,
+        waiters,
+    }
+}
+
 impl Shared {
     /// The searches running now, oldest first.
     pub fn searches(&self) -> Vec<SearchView> {
@@ -908,25 +989,43 @@ impl Shared {
             .flights
             .snapshot()
             .into_iter()
-            .map(|(flight, waiters)| {
-                let state = flight.state.borrow();
-                SearchView {
-                    job: flight.job,
-                    board: flight.board.to_string(),
-                    goal: flight.goal.board().to_string(),
-                    heuristic: flight.heuristic.to_string(),
-                    bound: state.bound,
-                    bounds: state.bounds.clone(),
-                    units_done: state.units_done,
-                    units_total: state.units_total,
-                    nodes: state.nodes,
-                    elapsed_ms: flight.started.elapsed().as_millis() as u64,
-                    waiters,
-                }
-            })
+            .map(|(flight, waiters)| view(&flight, waiters))
             .collect();
         views.sort_unstable_by_key(|v| v.job);
         views
+    }
+
+    /// The last searches to end, oldest first.
+    pub fn finished(&self) -> Vec<FinishedView> {
+        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.iter().cloned().collect()
+    }
+
+    /// Keeps `flight`'s end for [`Shared::finished`].
+    fn remember(&self, flight: &Flight, waiters: usize, end: &FlightEnd) {
+        let (outcome, moves) = match end {
+            FlightEnd::Solved { path, .. } => ("solved", Some(moves_to_wire(path))),
+            FlightEnd::Cancelled { .. } => ("cancelled", None),
+            FlightEnd::ShuttingDown { .. } => ("stopped", None),
+            FlightEnd::Failed(_) => ("failed", None),
+        };
+        let mut search = view(flight, waiters);
+        if let FlightEnd::Solved { nodes, .. } = end {
+            search.nodes = *nodes;
+        }
+        let finished = FinishedView {
+            search,
+            outcome,
+            moves,
+            ended_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        };
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        if recent.len() >= MAX_RECENT {
+            recent.pop_front();
+        }
+        recent.push_back(finished);
     }
 
     /// What `Stats` reports (and `GET /api/v1/stats`): the cluster, the searches, the cache.

@@ -1,7 +1,8 @@
 //! The JSON API on `--http-listen`: a real coordinator with a real worker answers
 //! `POST /api/v1/solve` optimally (each path replayed to its goal at the known optimal length);
 //! a bad board is 400 naming what is wrong, no worker is 503, past the search limit is 429 with
-//! `Retry-After`, and with a client token configured a call without it is 401.
+//! `Retry-After`, and with a client token configured a call without it is 401. The console page
+//! is served from the binary, and its event stream shows the workers and the searches, live.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -299,5 +300,116 @@ async fn with_a_client_token_the_api_is_401_without_it() {
         let right = call(address, method, path, &[("Authorization", &bearer)], body).await;
         assert_eq!(right.code, 200, "{path}: {}", right.body);
     }
+    cluster.stop().await;
+}
+
+/// Reads `GET /api/v1/events` until `done` holds for a snapshot (or 10 s pass); returns it.
+async fn snapshot_where(address: SocketAddr, done: impl Fn(&Value) -> bool) -> Value {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!(
+        "GET /api/v1/events HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    let mut buffer = [0u8; 16384];
+    let give_up = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let n = tokio::time::timeout_at(give_up, stream.read(&mut buffer))
+            .await
+            .expect("a snapshot that matches within 10 s")
+            .unwrap();
+        assert!(n > 0, "the event stream ended: {raw}");
+        raw.push_str(&String::from_utf8_lossy(&buffer[..n]));
+        // Each event's data is one line of JSON (chunk sizes come on lines of their own).
+        for line in raw.lines() {
+            if let Some(data) = line.strip_prefix("data: ")
+                && let Ok(snapshot) = serde_json::from_str::<Value>(data)
+                && done(&snapshot)
+            {
+                return snapshot;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_console_is_served_and_its_events_show_workers_and_searches_live() {
+    let (mut cluster, address) = start(eager_config()).await;
+    let page = call(address, "GET", "/", &[], "").await;
+    assert_eq!(page.code, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert!(
+        page.body.contains("<script src=\"/console.js\">"),
+        "{}",
+        page.body
+    );
+    assert!(
+        !page.body.contains("https://"),
+        "the page fetches nothing from elsewhere"
+    );
+    let script = call(address, "GET", "/console.js", &[], "").await;
+    assert_eq!(script.code, 200);
+    assert!(script.body.contains("/api/v1/events"));
+    assert_eq!(
+        call(address, "GET", "/console.css", &[], "").await.code,
+        200
+    );
+
+    cluster.add_worker(1).await;
+    let with_worker = snapshot_where(address, |s| {
+        s["workers"].as_array().is_some_and(|w| w.len() == 1)
+    })
+    .await;
+    let worker = &with_worker["workers"][0];
+    assert_eq!(worker["slots"], 1, "{worker}");
+    assert_eq!(worker["address"], "127.0.0.1", "{worker}");
+    assert!(
+        worker["connected_since_ms"].as_u64().unwrap() > 0,
+        "{worker}"
+    );
+
+    // A search shows while it runs, with its bounds, and stays among the ended ones with its
+    // answer, which replays to the goal at the optimal length.
+    let (_, length, tiles) = korf(&[12]).remove(0);
+    let body = json!({ "board": tiles, "goal": "blank-first", "heuristic": "md" });
+    let asked = tokio::spawn(async move { solve(address, body).await });
+    let running = snapshot_where(address, |s| {
+        s["searches"].as_array().is_some_and(|x| !x.is_empty())
+            || s["finished"].as_array().is_some_and(|x| !x.is_empty())
+    })
+    .await;
+    let reply = asked.await.unwrap();
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    if let Some(search) = running["searches"].as_array().and_then(|x| x.first()) {
+        assert_eq!(search["board"], tiles.as_str(), "{search}");
+        assert_eq!(search["heuristic"], "md", "{search}");
+        assert_eq!(search["waiters"], 1, "{search}");
+    }
+    let ended = snapshot_where(address, |s| {
+        s["finished"].as_array().is_some_and(|x| !x.is_empty())
+    })
+    .await;
+    let finished = &ended["finished"][0];
+    assert_eq!(finished["outcome"], "solved", "{finished}");
+    let bounds: Vec<u64> = finished["bounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_u64().unwrap())
+        .collect();
+    // A search that ends whole on its first worker shows only the bound it was sent with.
+    assert!(
+        !bounds.is_empty()
+            && bounds.windows(2).all(|w| w[0] < w[1])
+            && bounds.iter().all(|&b| b <= length as u64),
+        "the bounds rise, up to the optimal length {length}: {finished}"
+    );
+    let answer = json!({ "status": "solved", "moves": finished["moves"], "length": length });
+    let shape = Board::parse(&tiles, None).unwrap().shape();
+    assert_optimal(&answer, &tiles, &Goal::blank_first(shape), length);
+    assert!(ended["requests"].as_u64().unwrap() >= 1, "{ended}");
     cluster.stop().await;
 }
