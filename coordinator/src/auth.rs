@@ -16,6 +16,9 @@
 //! early exit tells how much of a guess was right, or how long the real token is. A refusal is
 //! `UNAUTHENTICATED` (never echoing what was sent), logged at WARN with the peer's address and
 //! counted in `npuzzle_coordinator_unauthenticated_total`.
+//!
+//! The HTTP API and console ([`crate::http`], with `--http-listen`) require the client token
+//! the same way, in an `Authorization: Bearer <token>` header ([`RequireToken::http`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -137,9 +140,11 @@ impl Refusal {
 pub struct RequireToken {
     /// The service's full name, for logs and messages.
     service: &'static str,
-    /// Who holds this token (`client`, `worker`) and the flag that gives it to them.
+    /// Who holds this token (`client`, `worker`), how to send it (the flag that does), and
+    /// what carries it (gRPC `metadata`, an HTTP `header`).
     role: &'static str,
-    flag: &'static str,
+    hint: &'static str,
+    carrier: &'static str,
     /// SHA-256 of the token; `None`: the service is open.
     expected: Option<Arc<Digest>>,
 }
@@ -150,7 +155,8 @@ impl RequireToken {
         RequireToken::new(
             "npuzzle.v1.Solver",
             "client",
-            "npuzzle --token-file FILE",
+            "the metadata `authorization: Bearer <token>` (npuzzle --token-file FILE)",
+            "metadata",
             auth.client.as_ref(),
         )
     }
@@ -160,7 +166,8 @@ impl RequireToken {
         RequireToken::new(
             "npuzzle.v1.Cluster",
             "worker",
-            "npuzzle-worker --token-file FILE",
+            "the metadata `authorization: Bearer <token>` (npuzzle-worker --token-file FILE)",
+            "metadata",
             auth.worker.as_ref(),
         )
     }
@@ -168,60 +175,50 @@ impl RequireToken {
     fn new(
         service: &'static str,
         role: &'static str,
-        flag: &'static str,
+        hint: &'static str,
+        carrier: &'static str,
         token: Option<&Token>,
     ) -> RequireToken {
         RequireToken {
             service,
             role,
-            flag,
+            hint,
+            carrier,
             expected: token.map(|t| Arc::new(digest(t.secret().as_bytes()))),
         }
     }
 
-    fn check(&self, request: &Request<()>, expected: &Digest) -> Result<(), Refusal> {
-        let value = request
-            .metadata()
-            .get(AUTHORIZATION)
-            .ok_or(Refusal::Missing)?;
-        let value = value.as_bytes();
-        // The scheme is case-insensitive (RFC 7235); the token is what follows one space.
-        let (scheme, token) = value.split_at_checked(7).ok_or(Refusal::Malformed)?;
-        if !scheme.eq_ignore_ascii_case(b"bearer ") || token.is_empty() {
-            return Err(Refusal::Malformed);
-        }
-        if bool::from(digest(token).ct_eq(expected)) {
-            Ok(())
-        } else {
-            Err(Refusal::Invalid)
-        }
+    /// The JSON API and console of [`crate::http`], with the client token: what may submit
+    /// work over gRPC may submit it over HTTP, and nothing else may.
+    pub fn http(auth: &Auth) -> RequireToken {
+        RequireToken::new(
+            "http",
+            "client",
+            "the header `Authorization: Bearer <token>`",
+            "header",
+            auth.client.as_ref(),
+        )
     }
 
-    fn status(&self, refusal: Refusal) -> Status {
-        match refusal {
-            Refusal::Missing => Status::unauthenticated(format!(
-                "a {} token is required for {}: send the metadata `authorization: Bearer <token>` ({})",
-                self.role, self.service, self.flag
-            )),
-            Refusal::Malformed => {
-                Status::unauthenticated("the authorization metadata must be `Bearer <token>`")
-            }
-            Refusal::Invalid => Status::unauthenticated("invalid token"),
-        }
+    /// Whether a token is required at all.
+    pub fn required(&self) -> bool {
+        self.expected.is_some()
     }
-}
 
-impl tonic::service::Interceptor for RequireToken {
-    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+    /// Checks the value of an `authorization` header or metadata entry (`None`: absent) from
+    /// `peer`. A refusal is logged, counted and returned as `UNAUTHENTICATED`.
+    pub fn authorize(
+        &self,
+        authorization: Option<&[u8]>,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Result<(), Status> {
         let Some(expected) = &self.expected else {
-            return Ok(request);
+            return Ok(());
         };
-        match self.check(&request, expected) {
-            Ok(()) => Ok(request),
+        match check(authorization, expected) {
+            Ok(()) => Ok(()),
             Err(refusal) => {
-                let peer = request
-                    .remote_addr()
-                    .map_or_else(|| "unknown".to_string(), |a| a.to_string());
+                let peer = peer.map_or_else(|| "unknown".to_string(), |a| a.to_string());
                 tracing::warn!(
                     peer = %peer,
                     service = self.service,
@@ -233,6 +230,43 @@ impl tonic::service::Interceptor for RequireToken {
                 Err(self.status(refusal))
             }
         }
+    }
+
+    fn status(&self, refusal: Refusal) -> Status {
+        match refusal {
+            Refusal::Missing => Status::unauthenticated(format!(
+                "a {} token is required for {}: send {}",
+                self.role, self.service, self.hint
+            )),
+            Refusal::Malformed => Status::unauthenticated(format!(
+                "the authorization {} must be `Bearer <token>`",
+                self.carrier
+            )),
+            Refusal::Invalid => Status::unauthenticated("invalid token"),
+        }
+    }
+}
+
+/// Whether `authorization` (`None`: absent) carries the token whose digest is `expected`.
+fn check(authorization: Option<&[u8]>, expected: &Digest) -> Result<(), Refusal> {
+    let value = authorization.ok_or(Refusal::Missing)?;
+    // The scheme is case-insensitive (RFC 7235); the token is what follows one space.
+    let (scheme, token) = value.split_at_checked(7).ok_or(Refusal::Malformed)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") || token.is_empty() {
+        return Err(Refusal::Malformed);
+    }
+    if bool::from(digest(token).ct_eq(expected)) {
+        Ok(())
+    } else {
+        Err(Refusal::Invalid)
+    }
+}
+
+impl tonic::service::Interceptor for RequireToken {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let authorization = request.metadata().get(AUTHORIZATION).map(|v| v.as_bytes());
+        self.authorize(authorization, request.remote_addr())?;
+        Ok(request)
     }
 }
 

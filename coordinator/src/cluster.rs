@@ -49,6 +49,23 @@ pub struct ClusterStats {
     pub late_nodes: u64,
 }
 
+/// One connected worker, as the console shows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct WorkerView {
+    pub id: WorkerId,
+    /// The name its hello gave (cut to 64 characters) and its peer address.
+    pub name: String,
+    pub address: Option<String>,
+    pub slots: usize,
+    pub busy_slots: usize,
+    /// Nodes it reported since it joined (a rate is the difference of two snapshots).
+    pub nodes: u64,
+    /// Shapes it holds pattern databases for (`4x4`, …).
+    pub tables: Vec<String>,
+    /// When it joined, in milliseconds since the Unix epoch.
+    pub connected_since_ms: u64,
+}
+
 /// Who is connected, as request handlers need to know it without asking the actor: published
 /// after every event that changes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -93,6 +110,9 @@ enum Event {
     },
     Stats {
         reply: oneshot::Sender<ClusterStats>,
+    },
+    Workers {
+        reply: oneshot::Sender<Vec<WorkerView>>,
     },
 }
 
@@ -174,6 +194,13 @@ impl ClusterHandle {
         let _ = self.tx.send(Event::Stats { reply });
         rx.await.unwrap_or_default()
     }
+
+    /// The workers connected now, in the order they joined.
+    pub async fn workers_view(&self) -> Vec<WorkerView> {
+        let (reply, rx) = oneshot::channel();
+        let _ = self.tx.send(Event::Workers { reply });
+        rx.await.unwrap_or_default()
+    }
 }
 
 /// Starts the actor; it runs until `shutdown` fires. With `metrics`, it exports the cluster's
@@ -215,6 +242,11 @@ pub fn spawn(
 struct Member {
     tx: WorkerSender,
     origin: Origin,
+    /// For [`WorkerView`]: its slots and tables, when it joined, the nodes it reported.
+    slots: usize,
+    tables: Vec<String>,
+    joined: std::time::SystemTime,
+    nodes: u64,
 }
 
 struct Actor {
@@ -263,7 +295,19 @@ impl Actor {
                 tx,
             } => {
                 tracing::info!(worker = id, slots, pdb_shapes = ?capabilities.pdb_shapes, "worker joined");
-                self.workers.insert(id, Member { tx, origin });
+                let member = Member {
+                    tx,
+                    origin,
+                    slots,
+                    tables: capabilities
+                        .pdb_shapes
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect(),
+                    joined: std::time::SystemTime::now(),
+                    nodes: 0,
+                };
+                self.workers.insert(id, member);
                 self.scheduler.add_worker(id, slots, capabilities, now)
             }
             Event::WorkerLeft { id } => {
@@ -275,6 +319,9 @@ impl Actor {
             Event::Result { worker, result } => {
                 if self.metrics {
                     crate::metrics::nodes("workers", result.expanded);
+                }
+                if let Some(member) = self.workers.get_mut(&worker) {
+                    member.nodes = member.nodes.saturating_add(result.expanded);
                 }
                 self.scheduler.on_result(worker, result, now)
             }
@@ -291,6 +338,10 @@ impl Actor {
                 let _ = reply.send(self.stats());
                 Vec::new()
             }
+            Event::Workers { reply } => {
+                let _ = reply.send(self.workers_view());
+                Vec::new()
+            }
         };
         self.carry_out(commands);
     }
@@ -304,6 +355,28 @@ impl Actor {
             queue_depth: self.scheduler.queue_depth(),
             late_nodes: self.scheduler.late_nodes(),
         }
+    }
+
+    fn workers_view(&self) -> Vec<WorkerView> {
+        let mut views: Vec<WorkerView> = self
+            .workers
+            .iter()
+            .map(|(&id, m)| WorkerView {
+                id,
+                name: m.origin.name.clone(),
+                address: m.origin.address.map(|a| a.to_string()),
+                slots: m.slots,
+                busy_slots: self.scheduler.busy_slots_of(id),
+                nodes: m.nodes,
+                tables: m.tables.clone(),
+                connected_since_ms: m
+                    .joined
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64),
+            })
+            .collect();
+        views.sort_unstable_by_key(|w| w.id);
+        views
     }
 
     fn carry_out(&mut self, commands: Vec<Command>) {
@@ -356,7 +429,7 @@ impl Actor {
                     }
                 }
                 Command::Disconnect { worker, reason } => {
-                    if let Some(Member { tx, origin }) = self.workers.remove(&worker) {
+                    if let Some(Member { tx, origin, .. }) = self.workers.remove(&worker) {
                         if matches!(
                             reason,
                             DisconnectReason::Failing | DisconnectReason::ForgedResult

@@ -134,6 +134,14 @@ impl<T> Flights<T> {
         }
     }
 
+    /// The flights running now, each with its count of waiters (in no order).
+    pub fn snapshot(&self) -> Vec<(Arc<T>, usize)> {
+        self.table()
+            .values()
+            .map(|e| (Arc::clone(&e.flight), e.waiters))
+            .collect()
+    }
+
     /// Flights running now.
     pub fn len(&self) -> usize {
         self.table().len()

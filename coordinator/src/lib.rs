@@ -29,6 +29,8 @@
 //!   nothing soon after connecting.
 //! - [`auth`]: the client and worker tokens (an interceptor in front of each service) and the
 //!   TLS identity both services are served with.
+//! - [`http`]: the JSON API (and the web console) over HTTP, with [`Config::http`]: the same
+//!   solve path as gRPC, from the same state.
 //! - [`run`]: serve on a listener until a shutdown token fires: both services, health, server
 //!   reflection (v1 and v1alpha) and, if configured, the metrics endpoint.
 //!
@@ -49,6 +51,7 @@ pub mod cache;
 pub mod cluster;
 pub mod flights;
 pub mod health;
+pub mod http;
 pub mod incoming;
 pub mod metrics;
 pub mod quarantine;
@@ -70,6 +73,7 @@ use tonic::transport::server::TcpIncoming;
 use crate::cache::Cache;
 
 pub use auth::{Auth, AuthError, ServerTls};
+pub use http::HttpListener;
 pub use npuzzle_telemetry::MetricsListener;
 pub use scheduler::SchedulerConfig;
 
@@ -119,6 +123,11 @@ pub struct Config {
     /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint. Bind it first
     /// ([`MetricsListener::bind`]) to learn its address (port 0 picks a free one).
     pub metrics: Option<MetricsListener>,
+    /// Where to serve the JSON API and web console over HTTP (see [`http`]); `None`: nothing
+    /// is served and nothing runs for it. Bind it first ([`HttpListener::bind`]) to learn its
+    /// address. Plain HTTP, whatever [`Config::tls`] says; it requires the client token of
+    /// [`Config::auth`] as `npuzzle.v1.Solver` does.
+    pub http: Option<HttpListener>,
     /// After the shutdown token fires, how long the server goes on answering, with its health
     /// status NOT_SERVING, before it stops: time for load balancers to notice (0: stop at once).
     pub drain: Duration,
@@ -148,6 +157,7 @@ impl Default for Config {
             first_byte_timeout: Duration::from_secs(10),
             scheduler: SchedulerConfig::default(),
             metrics: None,
+            http: None,
             drain: Duration::ZERO,
             auth: Auth::default(),
             tls: None,
@@ -250,9 +260,20 @@ pub async fn run(
     };
     let solver_auth = auth::RequireToken::solver(&config.auth);
     let cluster_auth = auth::RequireToken::cluster(&config.auth);
+    let http_auth = auth::RequireToken::http(&config.auth);
+    let http_listener = config.http.clone();
     let shared = Arc::new(service::Shared::new(
         config, cache, writer, cluster, draining,
     ));
+    let http_server = http_listener.map(|listener| {
+        let router = http::router(Arc::clone(&shared), http_auth, stop.clone());
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            if let Err(e) = http::serve(&listener, router, stop).await {
+                tracing::error!(error = %e, "the HTTP API stopped");
+            }
+        })
+    });
     let closing = Arc::clone(&shared);
     // Small messages (cancels, results) must not wait for Nagle's algorithm and a delayed ACK:
     // that alone costs 40 ms. (`Server::tcp_nodelay` does not reach a listener we bring.)
@@ -279,6 +300,11 @@ pub async fn run(
         .add_service(reflection_v1alpha)
         .serve_with_incoming_shutdown(incoming, stop.cancelled())
         .await;
+    // The HTTP API stops with the rest (`stop`), its open connections given a moment.
+    if let Some(task) = http_server {
+        stop.cancel();
+        let _ = task.await;
+    }
     // Answers already given are in the writer's queue: write them before returning.
     let _ = tokio::task::spawn_blocking(move || closing.close_store()).await;
     served?;

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use npuzzle_coordinator::{Auth, Config, MetricsListener, SchedulerConfig, ServerTls};
+use npuzzle_coordinator::{
+    Auth, Config, HttpListener, MetricsListener, SchedulerConfig, ServerTls,
+};
 use npuzzle_proto::security::Token;
 use npuzzle_telemetry::cli::LogArgs;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +34,10 @@ struct Args {
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 0.0.0.0:9090). Off by default.
     #[arg(long, env = "NPUZZLE_METRICS_LISTEN", value_name = "ADDR")]
     metrics_listen: Option<String>,
+    /// Serve the web console at http://ADDR/ and the JSON API at http://ADDR/api/v1/ (e.g.
+    /// 127.0.0.1:8080). Plain HTTP; with --client-token the API requires it too. Off by default.
+    #[arg(long, env = "NPUZZLE_HTTP_LISTEN", value_name = "ADDR")]
+    http_listen: Option<String>,
     #[command(flatten)]
     log: LogArgs,
     /// Answers kept in the cache at most; each state along a solved path is one entry.
@@ -200,6 +206,13 @@ async fn main() -> anyhow::Result<()> {
         ),
         None => None,
     };
+    let http = match &args.http_listen {
+        Some(address) => Some(
+            HttpListener::bind(address)
+                .with_context(|| format!("cannot serve the web console on {address}"))?,
+        ),
+        None => None,
+    };
     let config = Config {
         cache_capacity: args.cache_capacity,
         cache_dir: args.cache_dir,
@@ -225,6 +238,7 @@ async fn main() -> anyhow::Result<()> {
             ..SchedulerConfig::default()
         },
         metrics,
+        http,
         drain: Duration::from_secs(args.drain_secs),
         auth,
         tls,

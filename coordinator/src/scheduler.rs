@@ -938,6 +938,11 @@ impl Scheduler {
         self.workers.values().map(|w| w.outstanding.len()).sum()
     }
 
+    /// Assignments out on worker `id` (0 for a worker it does not know).
+    pub fn busy_slots_of(&self, id: WorkerId) -> usize {
+        self.workers.get(&id).map_or(0, |w| w.outstanding.len())
+    }
+
     pub fn running_jobs(&self) -> usize {
         self.jobs.len()
     }

@@ -15,8 +15,8 @@
 
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -67,6 +67,52 @@ pub struct Shared {
     draining: CancellationToken,
     /// Workers whose hello was accepted and whose stream is still open: [`Config::max_workers`].
     worker_streams: Arc<AtomicUsize>,
+    /// Requests answered and their latency, for the console's charts (two atomic adds a
+    /// request, whether or not a console is served).
+    pub activity: Activity,
+    /// The last [`MAX_RECENT`] searches to end, oldest first, for the console.
+    recent: std::sync::Mutex<std::collections::VecDeque<FinishedView>>,
+}
+
+/// Searches kept in [`Shared::recent`].
+const MAX_RECENT: usize = 20;
+
+/// Requests answered (`Solve`, `SolveStream`, the HTTP API) and the sum of their latencies,
+/// since the start.
+#[derive(Debug, Default)]
+pub struct Activity {
+    requests: std::sync::atomic::AtomicU64,
+    micros: std::sync::atomic::AtomicU64,
+}
+
+impl Activity {
+    /// One request answered after `latency`.
+    pub fn record(&self, latency: Duration) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.micros
+            .fetch_add(latency.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// (requests, total latency in microseconds) so far.
+    pub fn totals(&self) -> (u64, u64) {
+        (
+            self.requests.load(Ordering::Relaxed),
+            self.micros.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A search that ended, as the console shows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FinishedView {
+    #[serde(flatten)]
+    pub search: SearchView,
+    /// `solved`, `cancelled`, `stopped` (shutdown) or `failed`.
+    pub outcome: &'static str,
+    /// The optimal path, when solved.
+    pub moves: Option<String>,
+    /// When it ended, in milliseconds since the Unix epoch.
+    pub ended_ms: u64,
 }
 
 /// One open worker stream, counted until it ends.
@@ -116,6 +162,8 @@ enum FlightEnd {
 #[derive(Clone, Debug, Default)]
 struct FlightState {
     bound: u32,
+    /// Every bound searched so far, in order (the last is `bound`); at most [`MAX_BOUNDS`].
+    bounds: Vec<u32>,
     nodes: u64,
     units_done: usize,
     units_total: usize,
@@ -123,8 +171,15 @@ struct FlightState {
     end: Option<FlightEnd>,
 }
 
+/// Bounds a flight keeps for [`Shared::searches`]: far more than any search goes through.
+const MAX_BOUNDS: usize = 128;
+
 struct Flight {
     job: JobId,
+    /// The puzzle, and when its search started: for [`Shared::searches`].
+    board: Board,
+    goal: Goal,
+    started: Instant,
     /// What the job's units are searched with, on boards of `shape`: which workers can serve it.
     heuristic: HeuristicKind,
     shape: Shape,
@@ -230,6 +285,8 @@ impl Shared {
             flights: Flights::default(),
             worker_streams: Arc::new(AtomicUsize::new(0)),
             solvers: DashMap::new(),
+            activity: Activity::default(),
+            recent: std::sync::Mutex::new(std::collections::VecDeque::new()),
         }
     }
 
@@ -265,8 +322,13 @@ impl Shared {
         Ok(solver)
     }
 
-    fn validate(&self, request: &Request<v1::SolveRequest>) -> Result<Puzzle, Status> {
-        let r = request.get_ref();
+    /// Checks a request and settles its deadline: the sooner of `timeout_ms` and `transport`
+    /// (the gRPC deadline; `None` over HTTP).
+    fn validate(
+        &self,
+        r: &v1::SolveRequest,
+        transport: Option<Duration>,
+    ) -> Result<Puzzle, Status> {
         let invalid = |e: npuzzle_proto::WireError| Status::invalid_argument(e.to_string());
         let board = board_from_wire(r.board.as_ref()).map_err(invalid)?;
         let goal = goal_from_wire(r.goal.as_ref(), board.shape()).map_err(invalid)?;
@@ -290,7 +352,7 @@ impl Shared {
         let key =
             BoardKey::new(&board, &goal).map_err(|e| Status::invalid_argument(e.to_string()))?;
         let limits = [
-            grpc_timeout(request),
+            transport,
             (r.timeout_ms > 0).then(|| Duration::from_millis(r.timeout_ms)),
         ];
         let deadline = limits
@@ -365,6 +427,9 @@ impl Shared {
             let job = self.cluster.next_id();
             let flight = Flight {
                 job,
+                board: p.board,
+                goal: p.goal,
+                started: Instant::now(),
                 heuristic,
                 shape: p.board.shape(),
                 state,
@@ -441,6 +506,7 @@ impl Shared {
             metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
         }
         self.flights.end(key, flight.job);
+        self.remember(&flight, 0, &end);
         flight.state.send_modify(|s| s.end = Some(end));
     }
 
@@ -565,6 +631,9 @@ impl Shared {
                     units_total,
                     finished,
                 } => flight.state.send_modify(|s| {
+                    if s.bounds.last() != Some(&bound) && s.bounds.len() < MAX_BOUNDS {
+                        s.bounds.push(bound);
+                    }
                     s.bound = bound;
                     s.nodes = nodes + probe_nodes;
                     s.units_done = units_done;
@@ -723,15 +792,35 @@ impl Shared {
         Ok(())
     }
 
-    async fn solve(self: &Arc<Self>, request: Request<v1::SolveRequest>) -> Answer {
+    /// One `Solve`, whichever way it came (gRPC, or the HTTP API of [`crate::http`]): validated,
+    /// answered at once if it can be, else admitted (for `client`) and followed to its answer.
+    /// `transport` is the deadline the transport set, if any.
+    pub(crate) async fn solve(
+        self: &Arc<Self>,
+        request: &v1::SolveRequest,
+        transport: Option<Duration>,
+        client: Option<IpAddr>,
+    ) -> Answer {
         let started = Instant::now();
+        let answer = self.answer(request, transport, client, started).await;
+        self.activity.record(started.elapsed());
+        answer
+    }
+
+    async fn answer(
+        self: &Arc<Self>,
+        request: &v1::SolveRequest,
+        transport: Option<Duration>,
+        client: Option<IpAddr>,
+        started: Instant,
+    ) -> Answer {
         self.refuse_while_draining()?;
-        let puzzle = self.validate(&request)?;
+        let puzzle = self.validate(request, transport)?;
         if let Some(mut r) = self.immediate(&puzzle) {
             r.millis = started.elapsed().as_secs_f64() * 1e3;
             return Ok(r);
         }
-        let _admission = self.admit(client_address(&request))?;
+        let _admission = self.admit(client)?;
         let heuristic = self.choose(&puzzle, started).await?;
         self.follow(&puzzle, heuristic, started, |_| {}, |_| {})
             .await
@@ -753,7 +842,14 @@ impl SolverRpc for SolverService {
         request: Request<v1::SolveRequest>,
     ) -> Result<Response<v1::SolveResponse>, Status> {
         let mut metric = RequestMetric::start("Solve");
-        let answer = self.shared.solve(request).await;
+        let answer = self
+            .shared
+            .solve(
+                request.get_ref(),
+                grpc_timeout(&request),
+                client_address(&request),
+            )
+            .await;
         metric.finish(&answer);
         answer.map(Response::new)
     }
@@ -771,7 +867,7 @@ impl SolverRpc for SolverService {
             .refuse_while_draining()
             .inspect_err(|e| metric.failed(e))?;
         let puzzle = shared
-            .validate(&request)
+            .validate(request.get_ref(), grpc_timeout(&request))
             .inspect_err(|e| metric.failed(e))?;
         let (tx, rx) = mpsc::channel(16);
         let event = |e| v1::SolveEvent { event: Some(e) };
@@ -779,6 +875,7 @@ impl SolverRpc for SolverService {
             r.millis = started.elapsed().as_secs_f64() * 1e3;
             let answer = Ok(r);
             metric.finish(&answer);
+            shared.activity.record(started.elapsed());
             let _ = tx.try_send(answer.map(|r| event(v1::solve_event::Event::Result(r))));
             return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
         }
@@ -831,6 +928,7 @@ impl SolverRpc for SolverService {
                 _ = tx.closed() => return,
             };
             metric.finish(&answer);
+            shared.activity.record(started.elapsed());
             let item = answer.map(|r| event(v1::solve_event::Event::Result(r)));
             let _ = tx.send(item).await;
             drop(admission);
@@ -842,13 +940,103 @@ impl SolverRpc for SolverService {
         &self,
         _: Request<v1::StatsRequest>,
     ) -> Result<Response<v1::StatsResponse>, Status> {
-        let c = self.shared.cluster.stats().await;
-        let cache = &self.shared.cache;
+        Ok(Response::new(self.shared.stats().await))
+    }
+}
+
+/// A search running now, as `GET /api/v1/searches` and the console show it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SearchView {
+    pub job: JobId,
+    /// The board and the goal, as space-separated tiles (`0`: the blank).
+    pub board: String,
+    pub goal: String,
+    pub heuristic: String,
+    /// The bound searched now, and every bound so far (0 and none before the first).
+    pub bound: u32,
+    pub bounds: Vec<u32>,
+    pub units_done: usize,
+    pub units_total: usize,
+    pub nodes: u64,
+    /// Since the search started.
+    pub elapsed_ms: u64,
+    /// Requests waiting for its answer.
+    pub waiters: usize,
+}
+
+/// `flight` as the console shows it, with `waiters` waiting for it.
+fn view(flight: &Flight, waiters: usize) -> SearchView {
+    let state = flight.state.borrow();
+    SearchView {
+        job: flight.job,
+        board: flight.board.to_string(),
+        goal: flight.goal.board().to_string(),
+        heuristic: flight.heuristic.to_string(),
+        bound: state.bound,
+        bounds: state.bounds.clone(),
+        units_done: state.units_done,
+        units_total: state.units_total,
+        nodes: state.nodes,
+        elapsed_ms: flight.started.elapsed().as_millis() as u64,
+        waiters,
+    }
+}
+
+impl Shared {
+    /// The searches running now, oldest first.
+    pub fn searches(&self) -> Vec<SearchView> {
+        let mut views: Vec<SearchView> = self
+            .flights
+            .snapshot()
+            .into_iter()
+            .map(|(flight, waiters)| view(&flight, waiters))
+            .collect();
+        views.sort_unstable_by_key(|v| v.job);
+        views
+    }
+
+    /// The last searches to end, oldest first.
+    pub fn finished(&self) -> Vec<FinishedView> {
+        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.iter().cloned().collect()
+    }
+
+    /// Keeps `flight`'s end for [`Shared::finished`].
+    fn remember(&self, flight: &Flight, waiters: usize, end: &FlightEnd) {
+        let (outcome, moves) = match end {
+            FlightEnd::Solved { path, .. } => ("solved", Some(moves_to_wire(path))),
+            FlightEnd::Cancelled { .. } => ("cancelled", None),
+            FlightEnd::ShuttingDown { .. } => ("stopped", None),
+            FlightEnd::Failed(_) => ("failed", None),
+        };
+        let mut search = view(flight, waiters);
+        if let FlightEnd::Solved { nodes, .. } = end {
+            search.nodes = *nodes;
+        }
+        let finished = FinishedView {
+            search,
+            outcome,
+            moves,
+            ended_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        };
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        if recent.len() >= MAX_RECENT {
+            recent.pop_front();
+        }
+        recent.push_back(finished);
+    }
+
+    /// What `Stats` reports (and `GET /api/v1/stats`): the cluster, the searches, the cache.
+    pub(crate) async fn stats(&self) -> v1::StatsResponse {
+        let c = self.cluster.stats().await;
+        let cache = &self.cache;
         let (hits, misses) = (cache.hits(), cache.misses());
-        Ok(Response::new(v1::StatsResponse {
+        v1::StatsResponse {
             workers: c.workers as u32,
             slots: c.slots as u32,
-            running_jobs: self.shared.flights.len() as u32,
+            running_jobs: self.flights.len() as u32,
             queue_depth: c.queue_depth as u32,
             cache_entries: cache.len() as u64,
             cache_hits: hits,
@@ -860,7 +1048,7 @@ impl SolverRpc for SolverService {
             },
             busy_slots: c.busy_slots as u64,
             late_nodes: c.late_nodes,
-        }))
+        }
     }
 }
 

@@ -29,6 +29,10 @@ pub(crate) struct ClusterArgs {
     /// else the user cache).
     #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
     pdb_dir: Option<PathBuf>,
+    /// Also serve the web console and JSON API at http://ADDR/ (e.g. 127.0.0.1:8080). Off by
+    /// default.
+    #[arg(long, env = "NPUZZLE_HTTP_LISTEN", value_name = "ADDR")]
+    http_listen: Option<String>,
 }
 
 #[derive(Args)]
@@ -82,16 +86,25 @@ pub(crate) fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
         let address = listener.local_addr()?;
         let workers = args.workers.max(1);
         let threads = args.threads.unwrap_or(local::cores() / workers).max(1);
-        let options = local::Options {
+        let mut options = local::Options {
             workers,
             threads: Some(threads),
             pdb_dir: args.pdb_dir.clone(),
             ..local::Options::default()
         };
+        if let Some(http) = &args.http_listen {
+            let bound = npuzzle_coordinator::HttpListener::bind(http)
+                .with_context(|| format!("cannot serve the web console on {http}"))?;
+            options.coordinator.http = Some(bound);
+        }
+        let console = options.coordinator.http.as_ref().map(|h| h.local_addr());
         let mut cluster = LocalCluster::start_on(listener, options).await?;
         eprintln!(
             "npuzzle cluster on {address}: {workers} worker(s) × {threads} thread(s); Ctrl-C stops it"
         );
+        if let Some(console) = console {
+            eprintln!("web console: http://{console}/ (JSON API under http://{console}/api/v1/)");
+        }
         tokio::select! {
             stopped = tokio::signal::ctrl_c() => stopped?,
             failed = cluster.watch() => return Err(failed.into()),

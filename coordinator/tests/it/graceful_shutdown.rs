@@ -102,12 +102,15 @@ async fn sigterm_refuses_new_work_stops_running_searches_clearly_and_exits_zero(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
+    // Taken before `kill` runs: the signal arrives between the two, so the drain cannot have
+    // begun before `terminated` (taken after `kill` exits, a loaded machine made the drain look
+    // a few milliseconds short).
+    let terminated = Instant::now();
     let sent = Command::new("kill")
         .args(["-TERM", &coordinator.0.id().to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
-    let terminated = Instant::now();
 
     // Draining: NOT_SERVING, and a new request is turned away at once.
     let channel = tonic::transport::Endpoint::from_shared(url.clone())

@@ -15,6 +15,7 @@ mod forged_worker;
 mod graceful_shutdown;
 mod health;
 mod hostile_requests;
+mod http_api;
 mod hung_worker;
 mod idle_connections;
 mod overload;

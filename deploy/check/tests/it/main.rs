@@ -8,5 +8,6 @@ mod common;
 mod compose;
 mod dockerfile;
 mod kubernetes;
+mod monitoring;
 mod systemd;
 mod yaml_files;

@@ -1,0 +1,634 @@
+//! The JSON API over HTTP, served with `--http-listen` ([`crate::Config::http`]) beside gRPC, by
+//! the same runtime and from the same [`Shared`] state: a request here takes the same path as a
+//! gRPC `Solve` (validation, cache, flights, admissions), and gets the same answers and errors.
+//!
+//! - `POST /api/v1/solve`: one board (see [`SolveBody`]); the answer as `npuzzle solve --json`
+//!   prints it. Status codes: 200 with an answer (`solved`, `unsolvable`, or `failed` with
+//!   `reason` `deadline` or `cancelled`), 400 for a bad board or body (`status: "invalid"`, the
+//!   `error` naming what is wrong, in the CLI's words), 422 for pattern databases no connected
+//!   worker holds, 429 with `Retry-After` past the search limits, 503 without workers or while
+//!   draining, 401 without the client token when one is configured.
+//! - `GET /api/v1/stats`: what `Stats` reports.
+//! - `GET /api/v1/searches`: the searches running now, with their bounds and waiters.
+//!
+//! - `GET /api/v1/events`: server-sent events, one `snapshot` a second (see [`Snapshot`]):
+//!   workers, searches running and ended, the cache, requests per second and their latency
+//!   over the last [`HISTORY`] seconds. The console reads it.
+//! - `GET /`: the web console, one page whose HTML, script and style are compiled into the
+//!   binary (`console/`): no CDN, nothing fetched from elsewhere.
+//!
+//! Every `/api/` path requires the client token when one is configured (see [`crate::auth`]),
+//! in an `Authorization: Bearer <token>` header. Nothing here runs unless `--http-listen` is
+//! given: without it no listener is bound and no task is started.
+
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_from_wire, heuristic_to_wire, v1};
+use npuzzle_solver::{Board, GoalSpec, HeuristicKind, Shape};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+use tonic::{Code, Status};
+
+use crate::auth::RequireToken;
+use crate::metrics::RequestMetric;
+use crate::service::Shared;
+
+/// The largest request body accepted: a 5x5 board with a custom goal is a few hundred bytes.
+const MAX_BODY: usize = 16 * 1024;
+
+/// How long open connections (a long search, a console's event stream) get to finish once the
+/// coordinator stops, before they are dropped.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// The address the HTTP API is served on, bound by the caller (port 0 picks a free one) so
+/// that it can learn the address before [`crate::run`] starts.
+#[derive(Clone, Debug)]
+pub struct HttpListener {
+    listener: Arc<std::net::TcpListener>,
+    address: SocketAddr,
+}
+
+impl HttpListener {
+    /// Binds `address` (e.g. `127.0.0.1:8080`, `127.0.0.1:0`).
+    pub fn bind(address: impl ToSocketAddrs) -> io::Result<HttpListener> {
+        let listener = std::net::TcpListener::bind(address)?;
+        listener.set_nonblocking(true)?;
+        let address = listener.local_addr()?;
+        Ok(HttpListener {
+            listener: Arc::new(listener),
+            address,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+}
+
+/// Seconds of request history the console's charts show.
+pub const HISTORY: usize = 300;
+
+/// What every handler needs.
+struct Api {
+    shared: Arc<Shared>,
+    /// The client token's check, as on `npuzzle.v1.Solver`.
+    auth: RequireToken,
+    /// Ends the event streams when the coordinator stops (they never end by themselves).
+    stop: CancellationToken,
+    /// One sample a second of the requests answered, the last [`HISTORY`], oldest first:
+    /// filled by [`sample`], which runs only while the API is served.
+    history: std::sync::Mutex<std::collections::VecDeque<Sample>>,
+}
+
+/// Requests answered in one second, and their mean latency.
+#[derive(Clone, Copy, Debug, Serialize)]
+struct Sample {
+    /// The second's end, in milliseconds since the Unix epoch.
+    at_ms: u64,
+    requests: u64,
+    mean_ms: f64,
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Api {
+    fn history(&self) -> std::sync::MutexGuard<'_, std::collections::VecDeque<Sample>> {
+        self.history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Samples the requests answered once a second into [`Api::history`], until `stop`.
+async fn sample(api: Arc<Api>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last = api.shared.activity.totals();
+    loop {
+        tokio::select! {
+            () = api.stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let now = api.shared.activity.totals();
+        let (requests, micros) = (now.0 - last.0, now.1 - last.1);
+        last = now;
+        let mean_ms = if requests > 0 {
+            micros as f64 / requests as f64 / 1e3
+        } else {
+            0.0
+        };
+        let mut history = api.history();
+        if history.len() >= HISTORY {
+            history.pop_front();
+        }
+        history.push_back(Sample {
+            at_ms: now_ms(),
+            requests,
+            mean_ms,
+        });
+    }
+}
+
+type ApiState = State<Arc<Api>>;
+
+/// The routes, over `shared`, guarded by `auth`; event streams end when `stop` fires. Starts
+/// the task that samples the request rate (it ends with `stop` too).
+pub(crate) fn router(shared: Arc<Shared>, auth: RequireToken, stop: CancellationToken) -> Router {
+    let api = Arc::new(Api {
+        shared,
+        auth,
+        stop,
+        history: std::sync::Mutex::new(std::collections::VecDeque::with_capacity(HISTORY)),
+    });
+    tokio::spawn(sample(Arc::clone(&api)));
+    Router::new()
+        .route("/", get(console::page))
+        .route("/console.js", get(console::script))
+        .route("/console.css", get(console::style))
+        .route("/api/v1/solve", post(solve))
+        .route("/api/v1/stats", get(stats))
+        .route("/api/v1/searches", get(searches))
+        .route("/api/v1/events", get(events))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(api)
+}
+
+/// The console's assets, compiled in.
+mod console {
+    use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+    use axum::response::IntoResponse;
+
+    const PAGE: &str = include_str!("console/index.html");
+    const SCRIPT: &str = include_str!("console/console.js");
+    const STYLE: &str = include_str!("console/console.css");
+
+    fn asset(kind: &'static str, body: &'static str) -> impl IntoResponse {
+        ([(CONTENT_TYPE, kind), (CACHE_CONTROL, "no-cache")], body)
+    }
+
+    pub(super) async fn page() -> impl IntoResponse {
+        asset("text/html; charset=utf-8", PAGE)
+    }
+
+    pub(super) async fn script() -> impl IntoResponse {
+        asset("text/javascript; charset=utf-8", SCRIPT)
+    }
+
+    pub(super) async fn style() -> impl IntoResponse {
+        asset("text/css; charset=utf-8", STYLE)
+    }
+}
+
+/// Serves `router` on `listener` until `stop` fires; connections still open then get
+/// [`CLOSE_GRACE`] to finish.
+pub(crate) async fn serve(
+    listener: &HttpListener,
+    router: Router,
+    stop: CancellationToken,
+) -> io::Result<()> {
+    let tcp = tokio::net::TcpListener::from_std(listener.listener.try_clone()?)?;
+    tracing::info!(address = %listener.address, "web console and JSON API at http://{}/", listener.address);
+    let served = axum::serve(
+        tcp,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(stop.clone().cancelled_owned());
+    let mut served = std::pin::pin!(served.into_future());
+    tokio::select! {
+        result = &mut served => result,
+        () = async {
+            stop.cancelled().await;
+            tokio::time::sleep(CLOSE_GRACE).await;
+        } => Ok(()),
+    }
+}
+
+/// A refusal or failure, as the API answers it: a status code and a body in the shape of an
+/// answer (`status` `invalid` or `failed`, `error`, `reason`).
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    code: StatusCode,
+    /// Boxed: an error is rare, and a small `Result` keeps the happy path cheap.
+    body: Box<Answer>,
+    /// Seconds for `Retry-After`.
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    /// 400: the request is wrong, for `error`.
+    fn invalid(error: impl Into<String>) -> ApiError {
+        ApiError {
+            code: StatusCode::BAD_REQUEST,
+            body: Box::new(Answer::invalid(error.into())),
+            retry_after: None,
+        }
+    }
+}
+
+impl From<Status> for ApiError {
+    /// The HTTP form of a gRPC status: the same message, under the status code that means it.
+    fn from(status: Status) -> ApiError {
+        let message = status.message().to_string();
+        let failed = |code, reason| ApiError {
+            code,
+            body: Box::new(Answer::failed(reason, message.clone())),
+            retry_after: None,
+        };
+        match status.code() {
+            Code::InvalidArgument | Code::OutOfRange => ApiError::invalid(message),
+            Code::FailedPrecondition => ApiError {
+                code: StatusCode::UNPROCESSABLE_ENTITY,
+                ..ApiError::invalid(message)
+            },
+            Code::Unauthenticated => failed(StatusCode::UNAUTHORIZED, "unauthenticated"),
+            Code::PermissionDenied => failed(StatusCode::FORBIDDEN, "unauthenticated"),
+            Code::ResourceExhausted => {
+                let millis = status
+                    .metadata()
+                    .get("retry-after-ms")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(1000);
+                ApiError {
+                    retry_after: Some(millis.div_ceil(1000).max(1)),
+                    ..failed(StatusCode::TOO_MANY_REQUESTS, "busy")
+                }
+            }
+            Code::Unavailable => failed(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            Code::DeadlineExceeded => failed(StatusCode::GATEWAY_TIMEOUT, "deadline"),
+            _ => failed(StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.code, json(&self.body)).into_response();
+        let headers = response.headers_mut();
+        if let Some(seconds) = self.retry_after {
+            headers.insert(RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if self.code == StatusCode::UNAUTHORIZED {
+            headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+/// `value` as a JSON response.
+fn json<T: Serialize>(value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => (
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            bytes,
+        )
+            .into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+impl Api {
+    /// The client token's check on a request's headers.
+    fn authorize(&self, headers: &HeaderMap, peer: SocketAddr) -> Result<(), ApiError> {
+        let authorization = headers.get(AUTHORIZATION).map(HeaderValue::as_bytes);
+        Ok(self.auth.authorize(authorization, Some(peer))?)
+    }
+}
+
+/// The body of `POST /api/v1/solve`. Unknown fields are refused, by name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolveBody {
+    /// The board: text in any form the CLI reads (`"8 6 7 2 5 4 3 0 1"`, `"2,1,3,x,…"`), or an
+    /// array of tiles (`[8, 6, 7, …]`, `0` or `"x"` for the blank).
+    pub board: Option<serde_json::Value>,
+    /// `WxH`, for boards that are not square (e.g. `"3x2"`).
+    pub size: Option<String>,
+    /// `blank-last` (the default), `blank-first`, or the goal's tiles (text or array).
+    pub goal: Option<serde_json::Value>,
+    /// `auto` (the default), `md`, `lc`, `exact` or `pdb`.
+    pub heuristic: Option<String>,
+    /// The search's deadline, in milliseconds (none: no deadline).
+    pub timeout_ms: Option<u64>,
+    /// Search even if the answer is cached.
+    #[serde(default)]
+    pub skip_cache: bool,
+}
+
+/// Tiles given as JSON (text, or an array of numbers and blank letters) as the text the CLI
+/// reads, or what is wrong with them.
+fn tiles_text(value: &serde_json::Value, what: &str) -> Result<String, String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                Value::Number(n) => Ok(n.to_string()),
+                Value::String(s) => Ok(s.clone()),
+                other => Err(format!(
+                    "{what}: item {i} is {other}, not a tile (a number, or \"x\" for the blank)"
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(|tiles| tiles.join(" ")),
+        other => Err(format!(
+            "{what} must be text (\"8 6 7 2 5 4 3 0 1\") or an array of tiles, not {other}"
+        )),
+    }
+}
+
+impl SolveBody {
+    /// The gRPC request this body asks for, checked as the CLI checks its input, or what is
+    /// wrong with it.
+    pub fn to_request(&self) -> Result<v1::SolveRequest, String> {
+        let board = self
+            .board
+            .as_ref()
+            .ok_or("the field \"board\" is missing: give the tiles, e.g. \"8 6 7 2 5 4 3 0 1\"")?;
+        let shape = match &self.size {
+            Some(size) => Some(size.parse::<Shape>().map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let board = Board::parse(&tiles_text(board, "board")?, shape).map_err(|e| e.to_string())?;
+        let spec = match &self.goal {
+            None => GoalSpec::BlankLast,
+            Some(serde_json::Value::String(s)) => match s.parse::<GoalSpec>() {
+                Ok(spec) => spec,
+                Err(never) => match never {},
+            },
+            Some(tiles) => GoalSpec::Tiles(tiles_text(tiles, "goal")?),
+        };
+        let goal = spec.resolve(board.shape()).map_err(|e| e.to_string())?;
+        let heuristic = match self.heuristic.as_deref().map(str::trim) {
+            None | Some("") => v1::Heuristic::Auto,
+            Some(h) if h.eq_ignore_ascii_case("auto") => v1::Heuristic::Auto,
+            Some(h) => heuristic_to_wire(h.parse::<HeuristicKind>().map_err(|e| e.to_string())?),
+        };
+        Ok(v1::SolveRequest {
+            board: Some(board_to_wire(&board)),
+            goal: Some(goal_to_wire(&goal)),
+            heuristic: heuristic as i32,
+            timeout_ms: self.timeout_ms.unwrap_or(0),
+            skip_cache: self.skip_cache,
+        })
+    }
+}
+
+/// An answer, as `npuzzle solve --json` prints it, with what the coordinator adds.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Answer {
+    /// Always 0: one board per request (the field keeps the CLI's shape).
+    index: usize,
+    status: &'static str,
+    moves: Option<String>,
+    length: Option<usize>,
+    nodes: u64,
+    millis: f64,
+    cached: bool,
+    error: Option<String>,
+    reason: Option<&'static str>,
+    /// The best lower bound proven, for an answer that came too late.
+    lower_bound: u32,
+    /// The heuristic of the search that found the path (`null` when none ran).
+    heuristic: Option<String>,
+    /// Work units, splits and requeued units of a distributed search.
+    units: u32,
+    splits: u32,
+    requeued: u32,
+}
+
+impl Answer {
+    fn new(status: &'static str) -> Answer {
+        Answer {
+            index: 0,
+            status,
+            moves: None,
+            length: None,
+            nodes: 0,
+            millis: 0.0,
+            cached: false,
+            error: None,
+            reason: None,
+            lower_bound: 0,
+            heuristic: None,
+            units: 0,
+            splits: 0,
+            requeued: 0,
+        }
+    }
+
+    fn invalid(error: String) -> Answer {
+        Answer {
+            error: Some(error),
+            ..Answer::new("invalid")
+        }
+    }
+
+    fn failed(reason: &'static str, error: String) -> Answer {
+        Answer {
+            error: Some(error),
+            reason: Some(reason),
+            ..Answer::new("failed")
+        }
+    }
+
+    fn from_response(r: v1::SolveResponse) -> Answer {
+        let heuristic = heuristic_from_wire(r.heuristic_used)
+            .ok()
+            .flatten()
+            .map(|h| h.to_string());
+        let base = Answer {
+            nodes: r.nodes,
+            millis: (r.millis * 1e3).round() / 1e3,
+            cached: r.cached,
+            lower_bound: r.lower_bound,
+            heuristic,
+            units: r.units,
+            splits: r.splits,
+            requeued: r.requeued,
+            ..Answer::new("solved")
+        };
+        let failed = |reason, default: &str| {
+            let why = if r.error.is_empty() {
+                default.to_string()
+            } else {
+                r.error.clone()
+            };
+            Answer {
+                status: "failed",
+                reason: Some(reason),
+                error: Some(format!("{why} (lower bound {})", r.lower_bound)),
+                ..base.clone()
+            }
+        };
+        match v1::Outcome::try_from(r.outcome) {
+            Ok(v1::Outcome::Solved) => Answer {
+                length: Some(r.moves.len()),
+                moves: Some(r.moves.clone()),
+                ..base.clone()
+            },
+            Ok(v1::Outcome::Unsolvable) => Answer {
+                status: "unsolvable",
+                ..base.clone()
+            },
+            Ok(v1::Outcome::InvalidArgument) => Answer {
+                status: "invalid",
+                error: Some(r.error.clone()),
+                ..base.clone()
+            },
+            Ok(v1::Outcome::DeadlineExceeded) => failed("deadline", "deadline exceeded"),
+            Ok(v1::Outcome::Cancelled) => failed("cancelled", "the search was cancelled"),
+            _ => failed("internal", "the search stopped"),
+        }
+    }
+}
+
+/// `POST /api/v1/solve`.
+async fn solve(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    api.authorize(&headers, peer)?;
+    let mut metric = RequestMetric::start("http");
+    let parsed: SolveBody = serde_json::from_slice(&body).map_err(|e| {
+        let error = ApiError::invalid(format!("the body is not the JSON expected: {e}"));
+        metric.failed(&Status::invalid_argument(""));
+        error
+    })?;
+    let request = parsed.to_request().map_err(|e| {
+        metric.failed(&Status::invalid_argument(""));
+        ApiError::invalid(e)
+    })?;
+    let answer = api.shared.solve(&request, None, Some(peer.ip())).await;
+    metric.finish(&answer);
+    Ok(json(&Answer::from_response(answer?)))
+}
+
+/// What `GET /api/v1/stats` answers: the fields of `Stats`.
+#[derive(Debug, Serialize)]
+pub struct Stats {
+    workers: u32,
+    slots: u32,
+    busy_slots: u64,
+    running_jobs: u32,
+    queue_depth: u32,
+    cache_entries: u64,
+    cache_hits: u64,
+    cache_misses: u64,
+    cache_hit_rate: f64,
+    late_nodes: u64,
+}
+
+/// `GET /api/v1/stats`.
+async fn stats(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    api.authorize(&headers, peer)?;
+    Ok(json(&Stats::from(api.shared.stats().await)))
+}
+
+impl From<v1::StatsResponse> for Stats {
+    fn from(s: v1::StatsResponse) -> Stats {
+        Stats {
+            workers: s.workers,
+            slots: s.slots,
+            busy_slots: s.busy_slots,
+            running_jobs: s.running_jobs,
+            queue_depth: s.queue_depth,
+            cache_entries: s.cache_entries,
+            cache_hits: s.cache_hits,
+            cache_misses: s.cache_misses,
+            cache_hit_rate: s.cache_hit_rate,
+            late_nodes: s.late_nodes,
+        }
+    }
+}
+
+/// One event of `GET /api/v1/events`: everything the console shows.
+#[derive(Debug, Serialize)]
+pub struct Snapshot {
+    /// When it was taken, in milliseconds since the Unix epoch.
+    at_ms: u64,
+    stats: Stats,
+    workers: Vec<crate::cluster::WorkerView>,
+    searches: Vec<crate::service::SearchView>,
+    finished: Vec<crate::service::FinishedView>,
+    /// Requests answered since the start.
+    requests: u64,
+    /// One sample a second, oldest first.
+    history: Vec<Sample>,
+}
+
+async fn snapshot(api: &Api) -> Snapshot {
+    let shared = &api.shared;
+    Snapshot {
+        at_ms: now_ms(),
+        stats: Stats::from(shared.stats().await),
+        workers: shared.cluster.workers_view().await,
+        searches: shared.searches(),
+        finished: shared.finished(),
+        requests: shared.activity.totals().0,
+        history: api.history().iter().copied().collect(),
+    }
+}
+
+/// How often `GET /api/v1/events` sends a snapshot.
+const EVENT_EVERY: Duration = Duration::from_secs(1);
+
+/// `GET /api/v1/events`: a snapshot at once, then one every [`EVENT_EVERY`], until the client
+/// goes or the coordinator stops.
+async fn events(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    use axum::response::sse::{Event, KeepAlive, Sse};
+    api.authorize(&headers, peer)?;
+    let mut tick = tokio::time::interval(EVENT_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let stream = futures_util::stream::unfold((api, tick), |(api, mut tick)| async move {
+        tokio::select! {
+            () = api.stop.cancelled() => return None,
+            _ = tick.tick() => {}
+        }
+        let data = serde_json::to_string(&snapshot(&api).await)
+            .unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()));
+        let event = Event::default().event("snapshot").data(data);
+        Some((Ok::<_, std::convert::Infallible>(event), (api, tick)))
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+/// `GET /api/v1/searches`: the searches running now.
+async fn searches(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    api.authorize(&headers, peer)?;
+    Ok(json(&api.shared.searches()))
+}
