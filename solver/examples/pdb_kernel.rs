@@ -44,6 +44,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pdb =
         TableStore::new(Some(PathBuf::from(dir))).load(&partition, true, false, |_, _, _| {})?;
     let loaded = started.elapsed();
+    // Entries packed at the cap (15: 30 or more above their Manhattan distance), per table.
+    let at_cap: Vec<usize> = pdb
+        .tables()
+        .iter()
+        .map(|db| {
+            db.table()
+                .iter()
+                .map(|&b| usize::from(b & 15 == 15) + usize::from(b >> 4 == 15))
+                .sum()
+        })
+        .collect();
+    println!("entries at the packing cap, per table: {at_cap:?}");
     let solver = Solver::with_pdb(Goal::blank_first(shape), pdb)?;
     println!(
         "loaded {shape} {} in {:.2} s, peak RSS {:.0} MB",

@@ -74,8 +74,9 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
                 let bytes = db.to_bytes();
                 total_bytes += bytes.len() as u64;
                 let path = store.save(&partition, i, &bytes)?;
+                let values = db.values();
                 let mut hist = [0u64; 256];
-                for &v in db.table() {
+                for &v in &values {
                     hist[v as usize] += 1;
                 }
                 let mean = hist
@@ -83,12 +84,12 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
                     .enumerate()
                     .map(|(v, &c)| v as f64 * c as f64)
                     .sum::<f64>()
-                    / db.table().len() as f64;
+                    / values.len() as f64;
                 println!(
                     "{}: tiles {:?}, {} entries, {:.1} MB, mean {:.2}, max {}, built in {:.1} s",
                     path.display(),
                     tiles,
-                    db.table().len(),
+                    values.len(),
                     bytes.len() as f64 / 1e6,
                     mean,
                     hist.iter().rposition(|&c| c > 0).unwrap_or(0),
