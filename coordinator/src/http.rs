@@ -200,9 +200,14 @@ mod console {
 pub(crate) async fn serve(
     listener: &HttpListener,
     router: Router,
+    limits: crate::incoming::Limits,
     stop: CancellationToken,
 ) -> io::Result<()> {
+    use axum::serve::ListenerExt;
     let tcp = tokio::net::TcpListener::from_std(listener.listener.try_clone()?)?;
+    // The gRPC port's bounds (connections, first byte), counted apart; `tap_io` only lends
+    // the peer address to handlers.
+    let tcp = crate::incoming::BoundedListener::new(tcp, limits).tap_io(|_| {});
     tracing::info!(address = %listener.address, "web console and JSON API at http://{}/", listener.address);
     let served = axum::serve(
         tcp,

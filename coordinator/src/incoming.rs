@@ -128,3 +128,55 @@ impl<IO: Connected<ConnectInfo = TcpConnectInfo>> Connected for Guarded<IO> {
         self.inner.connect_info()
     }
 }
+
+/// The same bounds on a listener that axum serves (the web console and JSON API): at most
+/// [`Limits::max_connections`] open at once, of its own, and silence after accept closes a
+/// connection after [`Limits::first_byte`].
+pub struct BoundedListener {
+    listener: tokio::net::TcpListener,
+    open: Arc<Semaphore>,
+    first_byte: Duration,
+}
+
+impl BoundedListener {
+    pub fn new(listener: tokio::net::TcpListener, limits: Limits) -> BoundedListener {
+        BoundedListener {
+            listener,
+            open: Arc::new(Semaphore::new(limits.max_connections)),
+            first_byte: limits.first_byte,
+        }
+    }
+}
+
+impl axum::serve::Listener for BoundedListener {
+    type Io = Guarded<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let (stream, peer) = match self.listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait rather than spin, as axum's
+                    // own listener does.
+                    tracing::debug!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            match Arc::clone(&self.open).try_acquire_owned() {
+                Ok(permit) => {
+                    let _ = stream.set_nodelay(true);
+                    return (Guarded::new(stream, permit, self.first_byte), peer);
+                }
+                Err(_) => {
+                    metrics::counter!(crate::metrics::CONNECTIONS_REFUSED).increment(1);
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        self.listener.local_addr()
+    }
+}

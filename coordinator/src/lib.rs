@@ -269,7 +269,7 @@ pub async fn run(
         let router = http::router(Arc::clone(&shared), http_auth, stop.clone());
         let stop = stop.clone();
         tokio::spawn(async move {
-            if let Err(e) = http::serve(&listener, router, stop).await {
+            if let Err(e) = http::serve(&listener, router, limits, stop).await {
                 tracing::error!(error = %e, "the HTTP API stopped");
             }
         })

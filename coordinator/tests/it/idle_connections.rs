@@ -85,3 +85,52 @@ async fn connections_past_the_limit_are_closed_until_there_is_room() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The web console's port has the same bounds, counted apart: a silent connection is closed
+/// after the first byte timeout, one past the limit at once, and a request is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_port_closes_silent_connections_and_those_past_the_limit() {
+    use tokio::io::AsyncWriteExt;
+    let mut config = eager_config();
+    config.first_byte_timeout = Duration::from_millis(300);
+    config.max_connections = 2;
+    let http = npuzzle_coordinator::HttpListener::bind("127.0.0.1:0").unwrap();
+    let address = http.local_addr();
+    config.http = Some(http);
+    let cluster = Cluster::start(config).await;
+    cluster.stats().await;
+    let mut silent = TcpStream::connect(address).await.unwrap();
+    let mut held = TcpStream::connect(address).await.unwrap();
+    let mut extra = TcpStream::connect(address).await.unwrap();
+    assert!(
+        closed_within(&mut extra, Duration::from_secs(2)).await,
+        "a connection past the limit was kept"
+    );
+    let opened = Instant::now();
+    assert!(
+        closed_within(&mut silent, Duration::from_secs(5)).await,
+        "a silent connection was held open"
+    );
+    assert!(opened.elapsed() >= Duration::from_millis(150));
+    drop(held.shutdown().await);
+    // A client that speaks is served once there is room.
+    let started = Instant::now();
+    loop {
+        if let Ok(mut socket) = TcpStream::connect(address).await {
+            let request = "GET /api/v1/stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+            if socket.write_all(request.as_bytes()).await.is_ok() {
+                let mut answer = String::new();
+                if socket.read_to_string(&mut answer).await.is_ok()
+                    && answer.starts_with("HTTP/1.1 200")
+                {
+                    break;
+                }
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "not served after the idle connections were gone"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
