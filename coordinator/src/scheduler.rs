@@ -1416,7 +1416,7 @@ impl Scheduler {
                     // Before the answer is relied on: the last bound's reports of workers on
                     // probation, searched again under one below it by others.
                     let deferred = std::mem::take(&mut job.deferred);
-                    let audits = self.answer_audits(job_id, deferred, len);
+                    let audits = self.audits_of(job_id, deferred, |_| len.saturating_sub(1), true);
                     if !audits.is_empty()
                         && let Some(job) = self.jobs.get_mut(&job_id)
                     {
@@ -1730,26 +1730,7 @@ impl Scheduler {
             .clamp(job.bound + 1, job.bound + MAX_BOUND_STEP);
         let claims = std::mem::take(&mut job.claims);
         job.deferred = std::mem::take(&mut job.probation_claims);
-        // Claims come mostly from a few reporters: ask once per reporter whether anyone else
-        // can check it, not once per claim (each asks every worker).
-        let mut auditable: HashMap<WorkerId, bool> = HashMap::new();
-        let audits: Vec<(usize, WorkUnit, AuditOf)> = claims
-            .into_iter()
-            .filter(|c| {
-                *auditable
-                    .entry(c.reporter)
-                    .or_insert_with(|| self.can_audit(&self.jobs[&job_id], c.reporter))
-            })
-            .map(|c| {
-                let bound = c.bound.unwrap_or(next - 1);
-                let audit = AuditOf {
-                    reporter: c.reporter,
-                    bound,
-                    before_answer: false,
-                };
-                (c.unit, c.work, audit)
-            })
-            .collect();
+        let audits = self.audits_of(job_id, claims, |c| c.bound.unwrap_or(next - 1), false);
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return commands;
         };
@@ -1763,17 +1744,20 @@ impl Scheduler {
         commands
     }
 
-    /// Audits, under `len - 1`, of `claims` made in the bound before an answer of length `len`:
-    /// those some other worker can search.
-    fn answer_audits(
+    /// Audits of `claims` of job `job_id`, each under `bound(claim)`: those some worker other
+    /// than their reporter can search. `before_answer`: they check reports an answer waits on.
+    fn audits_of(
         &self,
         job_id: JobId,
         claims: Vec<Claim>,
-        len: u32,
+        bound: impl Fn(&Claim) -> u32,
+        before_answer: bool,
     ) -> Vec<(usize, WorkUnit, AuditOf)> {
         let Some(job) = self.jobs.get(&job_id) else {
             return Vec::new();
         };
+        // Claims come mostly from a few reporters: ask once per reporter whether anyone else
+        // can check it, not once per claim (each asks every worker).
         let mut auditable: HashMap<WorkerId, bool> = HashMap::new();
         claims
             .into_iter()
@@ -1785,8 +1769,8 @@ impl Scheduler {
             .map(|c| {
                 let audit = AuditOf {
                     reporter: c.reporter,
-                    bound: len.saturating_sub(1),
-                    before_answer: true,
+                    bound: bound(&c),
+                    before_answer,
                 };
                 (c.unit, c.work, audit)
             })

@@ -121,6 +121,16 @@ async fn solve_with_liar(
     (optimal, answer, again, liar)
 }
 
+/// The liar's stream was closed, as a forger's is (FAILED_PRECONDITION).
+async fn assert_dropped_as_forger(liar: tokio::task::JoinHandle<Option<tonic::Status>>) {
+    let closed = tokio::time::timeout(Duration::from_secs(10), liar)
+        .await
+        .expect("the liar's stream was closed")
+        .unwrap()
+        .expect("closed with a status");
+    assert_eq!(closed.code(), tonic::Code::FailedPrecondition, "{closed:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_audits_the_lie_is_answered_and_cached() {
     let (optimal, answer, cached, _) = solve_with_liar(0.0).await;
@@ -134,12 +144,7 @@ async fn an_audit_catches_the_lie_and_only_the_optimum_is_answered_and_cached() 
     assert_eq!(answer.length as usize, optimal);
     assert_eq!(cached.length as usize, optimal);
     // The liar was dropped as a forger.
-    let closed = tokio::time::timeout(Duration::from_secs(10), liar)
-        .await
-        .expect("the liar's stream was closed")
-        .unwrap()
-        .expect("closed with a status");
-    assert_eq!(closed.code(), tonic::Code::FailedPrecondition, "{closed:?}");
+    assert_dropped_as_forger(liar).await;
 }
 
 /// At the default 1 % sample the liar's answer is still audited: a worker on probation (no
@@ -150,10 +155,5 @@ async fn on_probation_a_one_percent_sample_still_catches_a_liar_from_the_start()
     let (optimal, answer, cached, liar) = solve_with_liar(0.01).await;
     assert_eq!(answer.length as usize, optimal);
     assert_eq!(cached.length as usize, optimal);
-    let closed = tokio::time::timeout(Duration::from_secs(10), liar)
-        .await
-        .expect("the liar's stream was closed")
-        .unwrap()
-        .expect("closed with a status");
-    assert_eq!(closed.code(), tonic::Code::FailedPrecondition, "{closed:?}");
+    assert_dropped_as_forger(liar).await;
 }

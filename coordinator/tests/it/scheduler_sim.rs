@@ -1223,6 +1223,21 @@ fn a_liar_on_probation_is_caught_at_a_one_percent_audit_fraction() {
     assert!(stats.audits_failed >= 1, "{stats:?}");
 }
 
+/// Worker 2, honest, answers a job first (a newcomer audits nobody), then is busy with a whole
+/// job of its own (job 5) while worker 1, 8 slots, joins and gets job 1 (Korf #42, 20 units).
+/// Returns the boards of jobs 5 and 1.
+fn honest_busy_then_liar_gets_job_1(sim: &mut Sim) -> (Board, Board) {
+    sim.add_worker(2, 1);
+    let warm_up = sim.submit_whole(9, KORF_55, lc_solver());
+    sim.run(&[(2, 1)], false);
+    check_optimal(sim, 9, &warm_up);
+    sim.finished.clear();
+    let other = sim.submit_whole(5, KORF_12, lc_solver());
+    sim.add_worker(1, 8);
+    let root = sim.submit(1, KORF_42, korf_goal(), 20);
+    (other, root)
+}
+
 /// A real path shorter than its bound is the trace of an earlier lie (a bound before was said
 /// to hold no path), not a forgery: its finder is not dropped; the job starts over with every
 /// report audited (audits are otherwise off here), which catches the liar, and the answer is
@@ -1230,16 +1245,7 @@ fn a_liar_on_probation_is_caught_at_a_one_percent_audit_fraction() {
 #[test]
 fn a_path_shorter_than_its_bound_restarts_the_job_and_audits_every_report() {
     let mut sim = Sim::new(SchedulerConfig::default());
-    // Worker 2, honest, answers a job first (a newcomer audits nobody).
-    sim.add_worker(2, 1);
-    let warm_up = sim.submit_whole(9, KORF_55, lc_solver());
-    sim.run(&[(2, 1)], false);
-    check_optimal(&sim, 9, &warm_up);
-    sim.finished.clear();
-    // Busy with a job of its own, worker 2 leaves job 1 to worker 1.
-    let other = sim.submit_whole(5, KORF_12, lc_solver());
-    sim.add_worker(1, 8);
-    let root = sim.submit(1, KORF_42, korf_goal(), 20);
+    let (other, root) = honest_busy_then_liar_gets_job_1(&mut sim);
     let solver = Solver::new(korf_goal(), HeuristicKind::LinearConflict).unwrap();
     let npuzzle_solver::SearchOutcome::Solved(best) =
         solver.solve(&root, &Limits::default()).unwrap().outcome
@@ -1477,16 +1483,7 @@ fn unsolicited_results_count_for_nothing() {
 #[test]
 fn a_solvable_board_past_the_deepest_bound_restarts_the_job_and_audits_every_report() {
     let mut sim = Sim::new(SchedulerConfig::default());
-    // Worker 2, honest, answers a job first (a newcomer audits nobody), then is busy with a
-    // job of its own while worker 1 gets job 1.
-    sim.add_worker(2, 1);
-    let warm_up = sim.submit_whole(9, KORF_55, lc_solver());
-    sim.run(&[(2, 1)], false);
-    check_optimal(&sim, 9, &warm_up);
-    sim.finished.clear();
-    let other = sim.submit_whole(5, KORF_12, lc_solver());
-    sim.add_worker(1, 8);
-    let root = sim.submit(1, KORF_42, korf_goal(), 20);
+    let (other, root) = honest_busy_then_liar_gets_job_1(&mut sim);
     let mut lies = 0;
     while lie_step(&mut sim, 1) {
         lies += 1;
