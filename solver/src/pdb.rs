@@ -178,14 +178,9 @@ impl PatternDb {
         let md: u32 = self
             .tiles
             .iter()
-            .map(|&t| {
-                let (t, c) = (t as usize, position[t as usize & 31] as usize);
-                (self.shape.row(t).abs_diff(self.shape.row(c))
-                    + self.shape.col(t).abs_diff(self.shape.col(c))) as u32
-            })
+            .map(|&t| manhattan(self.shape, t as usize, position[t as usize & 31] as usize))
             .sum();
-        let n = (self.table.get(r >> 1).copied().unwrap_or(0) >> ((r & 1) * 4)) & 15;
-        (md + 2 * n as u32) as u8
+        unpack(&self.table, r, md) as u8
     }
 
     /// Builds the table (Korf & Felner's construction): a breadth-first search backwards from
@@ -634,17 +629,29 @@ impl Partition {
     }
 }
 
-/// `manhattan[label][cell]`: the moves from `cell` to the label's goal cell (the label itself),
-/// ignoring every other tile.
+/// The moves from `cell` to the goal cell of `label` (the label itself), ignoring every other
+/// tile.
+fn manhattan(shape: Shape, label: usize, cell: usize) -> u32 {
+    (shape.row(label).abs_diff(shape.row(cell)) + shape.col(label).abs_diff(shape.col(cell))) as u32
+}
+
+/// `manhattan[label][cell]`: [`manhattan`] for every label and cell, for the hot loops.
 fn manhattan_table(shape: Shape) -> [[u8; 32]; 32] {
     let mut md = [[0u8; 32]; 32];
     for (label, row) in md.iter_mut().enumerate().take(shape.cells()) {
         for (cell, d) in row.iter_mut().enumerate().take(shape.cells()) {
-            *d = (shape.row(label).abs_diff(shape.row(cell))
-                + shape.col(label).abs_diff(shape.col(cell))) as u8;
+            *d = manhattan(shape, label, cell) as u8;
         }
     }
     md
+}
+
+/// The value of entry `rank` of a packed table (see [`nibble`]) for a placement whose pattern
+/// tiles' Manhattan distances sum to `md`.
+#[inline(always)]
+fn unpack(table: &[u8], rank: usize, md: u32) -> u32 {
+    let byte = table.get(rank >> 1).copied().unwrap_or(0);
+    md + 2 * ((byte >> ((rank & 1) * 4)) & 15) as u32
 }
 
 /// The placements of a pattern in rank order, with the pattern tiles' summed Manhattan
@@ -800,8 +807,7 @@ impl PatternDb {
         let mut odometer = Odometer::at(self, &manhattan, 0);
         let mut out = Vec::with_capacity(total as usize);
         for rank in 0..total as usize {
-            let n = (self.table.get(rank >> 1).copied().unwrap_or(0) >> ((rank & 1) * 4)) & 15;
-            out.push((odometer.md + 2 * n as u32) as u8);
+            out.push(unpack(&self.table, rank, odometer.md) as u8);
             odometer.step();
         }
         out
@@ -849,8 +855,7 @@ impl Lookup {
             rank += (q - smaller) as usize * self.multiplier[i] as usize;
             used |= 1 << q;
         }
-        let byte = self.packed.get(rank >> 1).copied().unwrap_or(0);
-        md + 2 * ((byte >> ((rank & 1) * 4)) & 15)
+        unpack(&self.packed, rank, md as u32) as u8
     }
 }
 
