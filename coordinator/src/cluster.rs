@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_to_wire, v1};
+use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_to_wire, moves_to_wire, v1};
 use npuzzle_solver::{HeuristicKind, Shape};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -542,5 +542,6 @@ fn to_wire(a: &Assignment) -> v1::Assignment {
         heuristic: heuristic_to_wire(a.heuristic) as i32,
         node_budget: a.node_budget,
         iterate: a.iterate,
+        recent_moves: moves_to_wire(&a.work.recent_moves()),
     }
 }

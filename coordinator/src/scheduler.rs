@@ -243,6 +243,7 @@ impl JobSpec {
                 g: 0,
                 last: None,
                 prefix: Vec::new(),
+                trail: Vec::new(),
             }],
             whole: true,
         }
@@ -873,6 +874,7 @@ impl Job {
                 g: task.work.g + p.moves.len() as u32,
                 last: p.moves.last().copied().or(task.work.last),
                 prefix,
+                trail: task.work.trail.clone(),
             };
             out.push(Task::new(task.unit, work, remaining * w / total));
         }
@@ -1451,7 +1453,10 @@ impl Scheduler {
                 )
             }
             Report::Exhausted { next_bound } if !iterate => {
-                if next_bound == u32::MAX || !valid_next_bound(next_bound, job.bound) {
+                // `u32::MAX` is honest: every path below the unit repeats a preferred move
+                // sequence before it passes the bound, and the search skips those. Such a
+                // report is audited under the job's next bound, as any other.
+                if !valid_next_bound(next_bound, job.bound) {
                     return self.forged(
                         job_id,
                         tid,

@@ -706,7 +706,10 @@ mod tests {
             one.nodes, serial,
             "one slot searches the job whole: {one:?}"
         );
-        assert!(one.efficiency() > 0.95, "{one:?}");
+        // The search's own time, and a few messages (100 µs each) on top: the unit out, its
+        // result back, the answer out.
+        let latency = SimConfig::default().latency.as_secs_f64();
+        assert!(one.makespan < one.serial_secs + 5.0 * latency, "{one:?}");
         let eight = simulate(
             std::slice::from_ref(&trace),
             &SimConfig {

@@ -45,6 +45,7 @@
 //! ```
 
 mod board;
+mod duplicates;
 mod exact;
 mod goal;
 mod heuristic;
@@ -58,6 +59,7 @@ pub mod store;
 mod trace;
 
 pub use board::{Board, IllegalMove, ParseError, Verification};
+pub use duplicates::TRAIL_MOVES;
 pub use exact::{EXACT_MAX_CELLS, ExactDistance};
 pub use goal::{Goal, GoalError, GoalSpec, ShapeMismatch};
 pub use heuristic::{

@@ -2,13 +2,19 @@
 //!
 //! The hot loop ([`Dfs::dfs`]) is allocation-free: the board is one array mutated in place, the
 //! path a fixed array, each of the four directions written out (a bit table says which are legal
-//! from each cell; the previous move is never undone), and the heuristic updated incrementally. A node is accepted as
-//! the goal only when it was entered with `g + h <= bound` and every tile is home.
+//! from each cell), and the heuristic updated incrementally. A node is accepted as the goal only
+//! when it was entered with `g + h <= bound` and every tile is home.
+//!
+//! Moves that make the path so far end in a duplicate of a preferred move sequence are not
+//! tried ([`MoveAutomaton`]): the previous move is never undone, and neither is, say, a third
+//! trip round the same 2x2 square. A unit's search starts knowing only the move that entered
+//! its root.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::board::{Board, step};
+use crate::duplicates::{DEAD, MoveAutomaton, SEARCH_ORDER, TRAIL_MOVES};
 use crate::exact::ExactDistance;
 use crate::goal::{Goal, ShapeMismatch};
 use crate::heuristic::{Heuristic, HeuristicKind, LinearConflict, Manhattan};
@@ -100,6 +106,8 @@ pub(crate) struct Engine<H> {
     blank_label: u8,
     cells: usize,
     heuristic: H,
+    /// Which move sequences are duplicates of preferred ones ([`MoveAutomaton`]).
+    automaton: &'static MoveAutomaton,
 }
 
 /// A board relabelled by its goal: `cells[p]` = goal cell of the tile on `p`.
@@ -136,6 +144,7 @@ impl<H: Heuristic> Engine<H> {
             blank_label: goal.position_of(0) as u8,
             cells: shape.cells(),
             heuristic,
+            automaton: MoveAutomaton::shared(),
         }
     }
 
@@ -144,14 +153,15 @@ impl<H: Heuristic> Engine<H> {
         self.heuristic.evaluate(&state.cells[..self.cells]).0
     }
 
-    /// Iterative deepening from `state`, reached by `g` moves of which the last was `last`.
+    /// Iterative deepening from `state`, reached by `g` moves that left the move automaton in
+    /// state `seq`.
     /// With `single_bound`, only that one iteration runs. With `split`, a search stopped by its
     /// budget or a hand-back request ends [`RunEnd::Split`] with the unsearched rest.
     fn run(
         &self,
         state: &Relabelled,
         g: u32,
-        last: usize,
+        seq: u32,
         start_bound: Option<u32>,
         mode: RunMode,
         limits: &Limits,
@@ -199,7 +209,7 @@ impl<H: Heuristic> Engine<H> {
             let (e0, g0) = (dfs.expanded, dfs.generated);
             dfs.bound = bound;
             dfs.cells = state.cells;
-            let next_bound = dfs.dfs(state.blank, g, h, hs, last);
+            let next_bound = dfs.dfs(state.blank, g, h, hs, seq);
             stats.iterations.push(Iteration {
                 bound,
                 expanded: dfs.expanded - e0,
@@ -210,8 +220,7 @@ impl<H: Heuristic> Engine<H> {
                     Some(RunEnd::BudgetExceeded) if split => {
                         let taken = &dfs.path[g as usize..dfs.found_len];
                         let mut next_bound = dfs.partial_next;
-                        let pieces =
-                            self.open_pieces(state, g, last, taken, bound, &mut next_bound);
+                        let pieces = self.open_pieces(state, g, seq, taken, bound, &mut next_bound);
                         RunEnd::Split {
                             bound,
                             next_bound,
@@ -236,16 +245,17 @@ impl<H: Heuristic> Engine<H> {
 
 impl<H: Heuristic> Engine<H> {
     /// What a depth-first search stopped at the end of `taken` (moves from `state`, which is `g`
-    /// moves from the root and was entered by `last`) has not searched under `bound`: every
-    /// sibling after the move taken on each level of `taken` (in the search's order), and the node
-    /// where it stopped (whose children were not generated yet). Siblings whose `g + h` exceeds
-    /// the bound are not pieces: their f goes into `next_bound`. Pieces come in depth-first order,
+    /// moves from the root, the move automaton in state `seq`) has not searched under `bound`: every
+    /// sibling after the move taken on each level of `taken` (in the search's order) that the
+    /// move automaton allows, and the node where it stopped (whose children were not generated
+    /// yet). Siblings whose `g + h` exceeds the bound are not pieces: their f goes into
+    /// `next_bound`. Pieces come in depth-first order,
     /// each as its moves from `state` and its `g + h`.
     fn open_pieces(
         &self,
         state: &Relabelled,
         g: u32,
-        last: usize,
+        seq: u32,
         taken: &[u8],
         bound: u32,
         next_bound: &mut u32,
@@ -255,7 +265,7 @@ impl<H: Heuristic> Engine<H> {
         let w = self.width;
         let mut cells = state.cells;
         let mut blank = state.blank;
-        let mut last = last;
+        let mut seq = seq;
         let target = |blank: usize, dir: usize| match dir {
             UP => blank.wrapping_sub(w),
             DOWN => blank + w,
@@ -275,7 +285,7 @@ impl<H: Heuristic> Engine<H> {
             let mut level = Vec::new();
             let after = ORDER.iter().position(|&d| d == dir).map_or(4, |p| p + 1);
             for &d in &ORDER[after.min(4)..] {
-                if self.can_move[blank] & (1 << d) == 0 || last == d ^ 1 {
+                if self.can_move[blank] & (1 << d) == 0 || self.automaton.next(seq, d) == DEAD {
                     continue;
                 }
                 let to = target(blank, d);
@@ -294,7 +304,7 @@ impl<H: Heuristic> Engine<H> {
             let to = target(blank, dir);
             slide(&mut cells, blank, to);
             blank = to;
-            last = dir;
+            seq = self.automaton.next(seq, dir);
         }
         let stop_f = g + taken.len() as u32 + self.heuristic.evaluate(&cells[..n]).0;
         let mut pieces = vec![(taken.to_vec(), stop_f)];
@@ -360,7 +370,7 @@ impl<H: Heuristic> Dfs<'_, H> {
     ///
     /// Children are tried in Korf's order (blank up, left, right, down), each direction written
     /// out so that no successor list is walked.
-    fn dfs(&mut self, blank: usize, g: u32, h: u32, hs: H::State, last: usize) -> u32 {
+    fn dfs(&mut self, blank: usize, g: u32, h: u32, hs: H::State, seq: u32) -> u32 {
         if h == 0 && self.is_goal(blank) {
             self.found_len = g as usize;
             return STOP;
@@ -379,7 +389,8 @@ impl<H: Heuristic> Dfs<'_, H> {
         let limit = self.bound.saturating_sub(g + 1);
         macro_rules! child {
             ($dir:expr, $to:expr) => {
-                if moves & (1 << $dir) != 0 && last != $dir ^ 1 {
+                let next_seq = engine.automaton.next(seq, $dir);
+                if moves & (1 << $dir) != 0 && next_seq != DEAD {
                     generated += 1;
                     let to = ($to) & 31;
                     let label = self.cells[to];
@@ -399,7 +410,7 @@ impl<H: Heuristic> Dfs<'_, H> {
                         // The tile slides into the old blank cell; the new blank cell keeps a
                         // stale label that nobody reads and that is restored on the way back.
                         self.cells[blank] = label;
-                        let below = self.dfs(to, g + 1, nh, nhs, $dir);
+                        let below = self.dfs(to, g + 1, nh, nhs, next_seq);
                         if below == STOP {
                             self.path[g as usize & (MAX_DEPTH - 1)] = $dir as u8;
                             self.generated += generated;
@@ -475,6 +486,10 @@ macro_rules! with_engine {
 
 /// A subtree of the search: a state `g` moves from the root, reached by `prefix`, never to undo
 /// its last move. The cluster hands these out; see [`Solver::frontier`].
+///
+/// The search below skips move sequences that repeat a preferred one, including those that
+/// begin before the unit's root: it reads the last [`TRAIL_MOVES`] moves of `trail` followed by
+/// `prefix`. A worker that is sent a unit without its prefix gets those moves as `trail`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WorkUnit {
     pub board: Board,
@@ -483,32 +498,34 @@ pub struct WorkUnit {
     pub last: Option<Move>,
     /// Moves from the root to `board`.
     pub prefix: Vec<Move>,
+    /// Moves that came before `prefix` (the last [`TRAIL_MOVES`] count); empty when `prefix`
+    /// starts at the root.
+    pub trail: Vec<Move>,
 }
 
 impl WorkUnit {
-    /// The states one move further that `seen` does not hold yet (now added to it), never
-    /// undoing the last move: one step of a breadth-first expansion with duplicate detection.
-    fn children<'a>(
-        &'a self,
-        seen: &'a mut std::collections::HashSet<Board>,
-    ) -> impl Iterator<Item = WorkUnit> + 'a {
-        Move::ALL.into_iter().filter_map(move |mv| {
-            if self.last == Some(mv.opposite()) {
-                return None;
-            }
-            let child = self.board.after(mv)?;
-            if !seen.insert(child) {
-                return None;
-            }
-            let mut prefix = self.prefix.clone();
-            prefix.push(mv);
-            Some(WorkUnit {
-                board: child,
-                g: self.g + 1,
-                last: Some(mv),
-                prefix,
-            })
+    /// The unit one move `mv` further, unless `mv` leaves the board or undoes the last move.
+    pub(crate) fn child(&self, mv: Move) -> Option<WorkUnit> {
+        if self.last == Some(mv.opposite()) {
+            return None;
+        }
+        let board = self.board.after(mv)?;
+        let mut prefix = self.prefix.clone();
+        prefix.push(mv);
+        Some(WorkUnit {
+            board,
+            g: self.g + 1,
+            last: Some(mv),
+            prefix,
+            trail: self.trail.clone(),
         })
+    }
+
+    /// The moves before `board` that its search reads: the last [`TRAIL_MOVES`] of `trail`
+    /// followed by `prefix`.
+    pub fn recent_moves(&self) -> Vec<Move> {
+        let all: Vec<Move> = self.trail.iter().chain(&self.prefix).copied().collect();
+        all[all.len().saturating_sub(TRAIL_MOVES)..].to_vec()
     }
 }
 
@@ -621,9 +638,31 @@ pub struct Solver {
     /// The search runs on the board turned by 180° (pattern databases built for the blank on
     /// cell 0 serving a goal whose blank belongs on the last cell); moves map back reversed.
     rotated: bool,
+    /// Which move sequences the search skips ([`Solver::with_duplicate_pruning`]).
+    automaton: &'static MoveAutomaton,
 }
 
 impl Solver {
+    /// With `false`, the search only refuses to undo the previous move, as plain IDA* does,
+    /// instead of skipping every duplicate of a preferred move sequence of up to 14 moves (the
+    /// default). The answers are the same; the node counts are plain IDA*'s, which published
+    /// figures use.
+    pub fn with_duplicate_pruning(mut self, on: bool) -> Solver {
+        self.automaton = if on {
+            MoveAutomaton::shared()
+        } else {
+            MoveAutomaton::undo_only()
+        };
+        let automaton = self.automaton;
+        match &mut self.engine {
+            AnyEngine::Manhattan(e) => e.automaton = automaton,
+            AnyEngine::LinearConflict(e) => e.automaton = automaton,
+            AnyEngine::Exact(e) => e.automaton = automaton,
+            AnyEngine::Pdb(e) => e.automaton = automaton,
+        }
+        self
+    }
+
     /// A solver for `goal` using `kind`; an error when `kind` does not support the goal's shape
     /// (see [`HeuristicKind::supports`]).
     pub fn new(goal: Goal, kind: HeuristicKind) -> Result<Solver, UnsupportedHeuristic> {
@@ -652,6 +691,7 @@ impl Solver {
             kind,
             engine,
             rotated: false,
+            automaton: MoveAutomaton::shared(),
         })
     }
 
@@ -674,6 +714,7 @@ impl Solver {
             kind: HeuristicKind::Pdb,
             engine: AnyEngine::Pdb(Box::new(Engine::new(shape, &search_goal, pdb))),
             rotated,
+            automaton: MoveAutomaton::shared(),
         })
     }
 
@@ -711,13 +752,71 @@ impl Solver {
         }
     }
 
-    /// A unit's last move as the search sees it.
-    fn last_in(&self, last: Option<Move>) -> usize {
-        match last {
-            Some(m) if self.rotated => m.opposite().index(),
-            Some(m) => m.index(),
-            None => NO_MOVE,
+    /// A move as the search sees it.
+    fn move_in(&self, m: Move) -> usize {
+        if self.rotated {
+            m.opposite().index()
+        } else {
+            m.index()
         }
+    }
+
+    /// The move automaton's state at a unit's root: from the moves that led there (its trail and
+    /// prefix), or only its last move when they are not known.
+    fn automaton_state(&self, unit: &WorkUnit) -> u32 {
+        let last = unit.last.map_or(NO_MOVE, |m| self.move_in(m));
+        let known: Vec<usize> = unit
+            .trail
+            .iter()
+            .chain(&unit.prefix)
+            .map(|&m| self.move_in(m))
+            .collect();
+        if known.last().is_some_and(|&m| m != last) {
+            // A unit whose moves disagree with its last move: trust neither beyond the last.
+            return self.automaton.root(last);
+        }
+        self.automaton.after(&known, last)
+    }
+
+    /// Whether the moves that led to `unit` hold a move sequence the search skips (a duplicate
+    /// of a preferred one): the search from the root never enters its subtree.
+    pub(crate) fn is_skipped(&self, unit: &WorkUnit) -> bool {
+        let automaton = self.automaton;
+        let mut state = automaton.root(NO_MOVE);
+        for &m in unit.trail.iter().chain(&unit.prefix) {
+            state = automaton.next(state, self.move_in(m));
+            if state == DEAD {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The states one move further from `unit` that `seen` does not hold yet (now added to
+    /// it), in the search's order, except those the search skips: one step of a
+    /// breadth-first expansion with duplicate detection. Of two paths to a state the one kept
+    /// is the search's preferred one, which the move automaton never prunes.
+    fn children<'a>(
+        &'a self,
+        unit: &'a WorkUnit,
+        seen: &'a mut std::collections::HashSet<Board>,
+    ) -> impl Iterator<Item = WorkUnit> + 'a {
+        self.search_order().into_iter().filter_map(move |mv| {
+            let child = unit.child(mv)?;
+            if self.is_skipped(&child) || !seen.insert(child.board) {
+                return None;
+            }
+            Some(child)
+        })
+    }
+
+    /// The directions in the order the search tries them, as moves of this solver's boards:
+    /// breadth-first expansions keep, of two paths to one state, the one the search prefers.
+    fn search_order(&self) -> [Move; 4] {
+        SEARCH_ORDER.map(|d| {
+            let m = Move::from_index(d);
+            if self.rotated { m.opposite() } else { m }
+        })
     }
 
     pub fn goal(&self) -> &Goal {
@@ -744,7 +843,8 @@ impl Solver {
             });
         }
         let state = self.internal(board);
-        let (end, stats) = with_engine!(&self.engine, e => e.run(&state, 0, NO_MOVE, None, RunMode { single_bound: false, split: false }, limits));
+        let seq = self.automaton.root(NO_MOVE);
+        let (end, stats) = with_engine!(&self.engine, e => e.run(&state, 0, seq, None, RunMode { single_bound: false, split: false }, limits));
         let outcome = match end {
             RunEnd::Found(path) => SearchOutcome::Solved(self.moves_out(&path)),
             RunEnd::Exhausted { next_bound } => SearchOutcome::Exhausted { next_bound },
@@ -767,6 +867,7 @@ impl Solver {
             g: 0,
             last: None,
             prefix: Vec::new(),
+            trail: Vec::new(),
         };
         if board == self.goal.board() {
             return Ok(Frontier {
@@ -781,7 +882,7 @@ impl Solver {
         while layer.len() < min_units.max(1) {
             let mut next = Vec::with_capacity(layer.len() * 3);
             for unit in &layer {
-                for child in unit.children(&mut seen) {
+                for child in self.children(unit, &mut seen) {
                     if child.board == *self.goal.board() {
                         return Ok(Frontier {
                             depth: depth + 1,
@@ -826,7 +927,7 @@ impl Solver {
                     parts.push(node.clone());
                     continue;
                 }
-                next.extend(node.children(&mut seen));
+                next.extend(self.children(node, &mut seen));
             }
             if next.is_empty() {
                 break;
@@ -875,8 +976,8 @@ impl Solver {
     ) -> Result<UnitReport, ShapeMismatch> {
         self.goal.check_shape(&unit.board)?;
         let state = self.internal(&unit.board);
-        let last = self.last_in(unit.last);
-        let (end, stats) = with_engine!(&self.engine, e => e.run(&state, unit.g, last, Some(bound), RunMode { single_bound, split: true }, limits));
+        let seq = self.automaton_state(unit);
+        let (end, stats) = with_engine!(&self.engine, e => e.run(&state, unit.g, seq, Some(bound), RunMode { single_bound, split: true }, limits));
         let outcome = match end {
             RunEnd::Found(suffix) => {
                 let mut path = unit.prefix.clone();
@@ -932,6 +1033,7 @@ impl Solver {
             g: unit.g + moves.len() as u32,
             last: moves.last().copied().or(unit.last),
             prefix,
+            trail: unit.trail.clone(),
         }
     }
 }

@@ -123,6 +123,7 @@ impl Solver {
             g: 0,
             last: None,
             prefix: Vec::new(),
+            trail: Vec::new(),
         };
         self.trace_walk(&root, bound, depth, &mut out)?;
         Ok(out)
@@ -151,21 +152,11 @@ impl Solver {
         }
         out.internal += 1;
         for mv in DFS_ORDER {
-            if unit.last == Some(mv.opposite()) {
-                continue;
+            // A unit the search never enters (it repeats a preferred move sequence) is skipped
+            // here too.
+            if let Some(child) = unit.child(mv).filter(|c| !self.is_skipped(c)) {
+                self.trace_walk(&child, bound, depth, out)?;
             }
-            let Some(board) = unit.board.after(mv) else {
-                continue;
-            };
-            let mut prefix = unit.prefix.clone();
-            prefix.push(mv);
-            let child = WorkUnit {
-                board,
-                g: unit.g + 1,
-                last: Some(mv),
-                prefix,
-            };
-            self.trace_walk(&child, bound, depth, out)?;
         }
         Ok(())
     }

@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use npuzzle_proto::{
-    board_from_wire, goal_from_wire, heuristic_from_wire, last_move_from_wire, moves_to_wire, v1,
+    board_from_wire, goal_from_wire, heuristic_from_wire, last_move_from_wire, moves_from_wire,
+    moves_to_wire, v1,
 };
-use npuzzle_solver::{Goal, HeuristicKind, Limits, Solver, UnitOutcome, WorkUnit};
+use npuzzle_solver::{Goal, HeuristicKind, Limits, Solver, TRAIL_MOVES, UnitOutcome, WorkUnit};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::tables::ServedTables;
@@ -159,9 +160,13 @@ fn search(
         let kind = heuristic_from_wire(a.heuristic)?
             .unwrap_or_else(|| HeuristicKind::best_for(board.shape()));
         let last = last_move_from_wire(&a.last_move)?;
-        Ok::<_, npuzzle_proto::WireError>((board, goal, kind, last))
+        // Only the last few moves matter; a longer text is not worth parsing.
+        let mut recent: Vec<char> = a.recent_moves.chars().rev().take(TRAIL_MOVES).collect();
+        recent.reverse();
+        let trail = moves_from_wire(&recent.into_iter().collect::<String>())?;
+        Ok::<_, npuzzle_proto::WireError>((board, goal, kind, last, trail))
     })();
-    let (board, goal, kind, last) = match parsed {
+    let (board, goal, kind, last, trail) = match parsed {
         Ok(p) => p,
         Err(e) => {
             result.status = v1::UnitStatus::Failed as i32;
@@ -184,11 +189,14 @@ fn search(
             }
         },
     };
+    // The moves before the board are the unit's trail: its prefix (and so every path and piece
+    // it returns) starts at the board.
     let unit = WorkUnit {
         board,
         g: a.g,
         last,
         prefix: Vec::new(),
+        trail,
     };
     let limits = Limits {
         cancel: Some(&task.cancel),

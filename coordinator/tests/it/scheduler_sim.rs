@@ -237,8 +237,10 @@ fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> UnitRe
         hand_back: Some(&budget),
         ..Limits::default()
     };
+    // As a worker gets it: the moves before the board as its trail, no prefix.
     let unit = npuzzle_solver::WorkUnit {
         prefix: Vec::new(),
+        trail: a.work.recent_moves(),
         ..a.work.clone()
     };
     let r = if a.iterate {
@@ -1013,17 +1015,18 @@ fn answer_first_with(sim: &mut Sim, w: WorkerId, report: Report, expanded: u64) 
 
 #[test]
 fn next_bounds_that_do_not_rise_or_pass_the_deepest_search_drop_the_worker() {
-    for lie in [0, 45, 35, 1_000_000] {
+    for lie in [0, 45, 35, 1_000_000, u32::MAX] {
         let mut sim = Sim::new(SchedulerConfig::default());
         sim.add_worker(1, 1);
         let root = sim.submit(3, KORF_12, korf_goal(), 20);
         // The first bound is 35 (linear conflict at the root). 0 and 35 do not rise above it and
         // 1,000,000 is past the deepest search: lies the scheduler sees. 45 rises: it may be a
-        // lie, but only a second search could tell.
+        // lie, but only a second search could tell. So may u32::MAX (no f above the bound at
+        // all): honest for a unit whose every path repeats a move sequence the search skips.
         let report = Report::Exhausted { next_bound: lie };
         // Counters saturate whatever a worker claims.
         answer_first_with(&mut sim, 1, report, u64::MAX);
-        if lie == 45 {
+        if lie == 45 || lie == u32::MAX {
             assert!(
                 sim.disconnected.is_empty(),
                 "a rising next bound is honest-looking"

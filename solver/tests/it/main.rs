@@ -5,6 +5,7 @@
 
 mod common;
 
+mod duplicate_pruning;
 mod exhaustive_small_boards;
 mod fuzz_parsers;
 mod korf100;

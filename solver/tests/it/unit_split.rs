@@ -18,6 +18,7 @@ fn root(board: &Board) -> WorkUnit {
         g: 0,
         last: None,
         prefix: Vec::new(),
+        trail: Vec::new(),
     }
 }
 
