@@ -10,6 +10,8 @@
 //!
 //! DIR holds the tables (`npuzzle pdb build`); the file has lines `id optimal t0 t1 ...` for
 //! the blank-first goal (Korf's), as in `data/`; IDS (e.g. `1,5,9`) picks some of them.
+//! `PDB_KERNEL_PLAIN=1` turns duplicate pruning off (plain IDA*: only the previous move is never
+//! undone), for before/after figures from one binary.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -56,7 +58,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     println!("entries at the packing cap, per table: {at_cap:?}");
-    let solver = Solver::with_pdb(Goal::blank_first(shape), pdb)?;
+    let plain = std::env::var_os("PDB_KERNEL_PLAIN").is_some_and(|v| v == "1");
+    let solver = Solver::with_pdb(Goal::blank_first(shape), pdb)?.with_duplicate_pruning(!plain);
+    if plain {
+        println!("duplicate pruning off (plain IDA*)");
+    }
     println!(
         "loaded {shape} {} in {:.2} s, peak RSS {:.0} MB",
         partition.name,
