@@ -857,7 +857,8 @@ impl Solver {
     /// Expands `board` breadth-first, dropping states already seen, until one depth holds at
     /// least `min_units` states (or the goal is met first). Every optimal path passes through
     /// exactly one returned unit, so searching all units under a common bound is equivalent to
-    /// IDA* from the root.
+    /// IDA* from the root. Moves are tried in the search's order, so each state is kept with
+    /// the path the search prefers, which its duplicate pruning never cuts.
     pub fn frontier(&self, board: &Board, min_units: usize) -> Result<Frontier, FrontierError> {
         if !self.goal.can_reach(board)? {
             return Err(FrontierError::Unsolvable);
