@@ -6,9 +6,9 @@
 //! round a square often reach the same state. Each of those extra paths is a whole subtree
 //! searched again. A string `s` of moves is forbidden when another string `s'` has the same
 //! effect from any cell where `s` can be played and is preferred: shorter, or as long and
-//! earlier in the search's order of directions (up, left, right, down). Replacing `s` by `s'` in a shortest path gives a path no longer
-//! and smaller, so the smallest of the shortest paths contains no forbidden string and
-//! survives. That is why pruning them keeps IDA* optimal, and why every bound it reports stays
+//! earlier in the search's order of directions (up, left, right, down). Replacing `s` by `s'`
+//! in a shortest path gives a path no longer and smaller, so the smallest of the shortest paths
+//! contains no forbidden string and survives. That is why pruning them keeps IDA* optimal, and why every bound it reports stays
 //! a lower bound. As the order is the search's own, the path found is the one the search found
 //! without pruning: the first optimal path in its order.
 //!
@@ -18,7 +18,8 @@
 //! automaton therefore serves every shape.
 //!
 //! The automaton is Aho-Corasick's: a state is the longest suffix of the moves so far that is a
-//! proper prefix of a forbidden string, and a move into a forbidden string is [`DEAD`].
+//! proper prefix of a forbidden string, and a move into a forbidden string is [`DEAD`]. It is
+//! then minimised (states that refuse the same continuations merge), to 57 k states.
 
 #[cfg(test)]
 use std::collections::HashSet;
