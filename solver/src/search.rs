@@ -7,8 +7,8 @@
 //!
 //! Moves that make the path so far end in a duplicate of a preferred move sequence are not
 //! tried ([`MoveAutomaton`]): the previous move is never undone, and neither is, say, a third
-//! trip round the same 2x2 square. A unit's search starts knowing only the move that entered
-//! its root.
+//! trip round the same 2x2 square. A unit's search starts from the moves that led to its root
+//! ([`WorkUnit::recent_moves`]), so that it skips what the search from the root would.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -245,12 +245,12 @@ impl<H: Heuristic> Engine<H> {
 
 impl<H: Heuristic> Engine<H> {
     /// What a depth-first search stopped at the end of `taken` (moves from `state`, which is `g`
-    /// moves from the root, the move automaton in state `seq`) has not searched under `bound`: every
-    /// sibling after the move taken on each level of `taken` (in the search's order) that the
-    /// move automaton allows, and the node where it stopped (whose children were not generated
-    /// yet). Siblings whose `g + h` exceeds the bound are not pieces: their f goes into
-    /// `next_bound`. Pieces come in depth-first order,
-    /// each as its moves from `state` and its `g + h`.
+    /// moves from the root, the move automaton in state `seq`) has not searched under `bound`:
+    /// every sibling after the move taken on each level of `taken` (in the search's order) that
+    /// the move automaton allows, and the node where it stopped (whose children were not
+    /// generated yet). Siblings whose `g + h` exceeds the bound are not pieces: their f goes into
+    /// `next_bound`. Pieces come in depth-first order, each as its moves from `state` and its
+    /// `g + h`.
     fn open_pieces(
         &self,
         state: &Relabelled,
@@ -654,12 +654,7 @@ impl Solver {
             MoveAutomaton::undo_only()
         };
         let automaton = self.automaton;
-        match &mut self.engine {
-            AnyEngine::Manhattan(e) => e.automaton = automaton,
-            AnyEngine::LinearConflict(e) => e.automaton = automaton,
-            AnyEngine::Exact(e) => e.automaton = automaton,
-            AnyEngine::Pdb(e) => e.automaton = automaton,
-        }
+        with_engine!(&mut self.engine, e => e.automaton = automaton);
         self
     }
 

@@ -161,9 +161,13 @@ fn search(
             .unwrap_or_else(|| HeuristicKind::best_for(board.shape()));
         let last = last_move_from_wire(&a.last_move)?;
         // Only the last few moves matter; a longer text is not worth parsing.
-        let mut recent: Vec<char> = a.recent_moves.chars().rev().take(TRAIL_MOVES).collect();
-        recent.reverse();
-        let trail = moves_from_wire(&recent.into_iter().collect::<String>())?;
+        let recent = &a.recent_moves;
+        let start = recent
+            .char_indices()
+            .rev()
+            .nth(TRAIL_MOVES - 1)
+            .map_or(0, |(i, _)| i);
+        let trail = moves_from_wire(&recent[start..])?;
         Ok::<_, npuzzle_proto::WireError>((board, goal, kind, last, trail))
     })();
     let (board, goal, kind, last, trail) = match parsed {
