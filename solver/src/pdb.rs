@@ -4,10 +4,15 @@
 //! The tiles are split into disjoint *patterns*. For each pattern a table holds, for every
 //! placement of that pattern's tiles, the fewest moves **of those tiles** that bring them all
 //! home, the other tiles being ignored (the blank is wherever it is needed). Since each move
-//! moves one tile of one pattern, the values of disjoint patterns add up to a lower bound, and
-//! each move changes exactly one of them by at most 1: the sum is admissible and consistent. On
+//! moves one tile of one pattern, the values of disjoint patterns add up to a lower bound: the
+//! sum is admissible. It is not consistent: the tables know that the blank cannot cross a wall
+//! of pattern tiles (see [`PatternDb::build`]), so one move can raise a value by 3 or more. On
 //! square boards the board reflected about the main diagonal gives a second admissible value;
 //! the heuristic is the larger of the two sums.
+//!
+//! The search carries each table's rank (its index into the table) from a node to its children
+//! and changes it by what the move changes (see `rank_change`), so a lookup costs a few
+//! additions and one memory read.
 //!
 //! Tables are built for the goal "blank on cell 0, tile k on cell k" (Korf's goal). Like every
 //! heuristic here they see boards relabelled by their goal, so any goal whose blank belongs on
@@ -818,73 +823,138 @@ impl PatternDb {
 #[derive(Clone, Debug)]
 struct Lookup {
     k: usize,
-    /// The pattern's labels.
+    /// The pattern's labels, in index order.
     tiles: [u8; 8],
-    /// For the reflected board: the label whose (reflected) cell holds pattern tile i.
-    reflected_source: [u8; 8],
+    /// `multiplier[i]`: the weight of tile i's digit in the rank.
     multiplier: [u32; 8],
-    /// Two entries a byte ([`PatternDb::packed`]).
+    /// Two entries a byte ([`PatternDb::table`]).
     packed: Arc<[u8]>,
 }
 
 impl Lookup {
-    fn new(db: &PatternDb, reflect: Option<&[u8; 32]>) -> Lookup {
+    fn new(db: &PatternDb) -> Lookup {
         let mut l = Lookup {
             k: db.tiles.len().min(8),
             tiles: [0; 8],
-            reflected_source: [0; 8],
             multiplier: [0; 8],
             packed: Arc::clone(&db.table),
         };
         for i in 0..l.k {
             l.tiles[i] = db.tiles[i];
             l.multiplier[i] = db.multiplier[i] as u32;
-            l.reflected_source[i] = reflect.map_or(0, |r| r[db.tiles[i] as usize]);
         }
         l
     }
 
-    /// The pattern's value for a placement whose tiles' Manhattan distances sum to `md`.
-    #[inline(always)]
-    fn value(&self, cell_of: impl Fn(usize) -> u32, md: u8) -> u8 {
+    /// The rank of a placement ([`PatternDb::rank`]); `cell_of(i)` is the cell of tile i.
+    fn rank(&self, cell_of: impl Fn(usize) -> u32) -> u32 {
         let mut used = 0u32;
-        let mut rank = 0usize;
+        let mut rank = 0u32;
         for i in 0..self.k.min(8) {
             let q = cell_of(i) & 31;
             let smaller = (used & ((1u32 << q) - 1)).count_ones();
-            rank += (q - smaller) as usize * self.multiplier[i] as usize;
+            rank = rank.wrapping_add((q - smaller).wrapping_mul(self.multiplier[i]));
             used |= 1 << q;
         }
-        unpack(&self.packed, rank, md as u32) as u8
+        rank
+    }
+
+    /// Entry `rank`'s nibble: its value less the pattern tiles' Manhattan distance, halved
+    /// (see [`nibble`]).
+    #[inline(always)]
+    fn excess(&self, rank: u32) -> u32 {
+        let byte = self.packed.get(rank as usize >> 1).copied().unwrap_or(0);
+        ((byte >> ((rank & 1) * 4)) & 15) as u32
+    }
+}
+
+/// How a pattern's rank changes when its tile `j` slides from cell `from` to the neighbouring
+/// cell `to`, on a board `width` cells wide (the board or its reflection).
+///
+/// Tile j's digit counts the free cells below its own among those its earlier tiles leave;
+/// a later tile's digit counts whether tile j lies below it. A move sideways passes no cell,
+/// so only tile j's digit changes, by one. A move up or down passes the `width - 1` cells in
+/// between: tile j's digit changes by `width` less the earlier tiles it passes, and each later
+/// tile it passes gains or loses one. `passed[label]` holds what passing the tile with that
+/// label adds (see [`PdbHeuristic::new`]); `label_at(c)` reads the label on cell `c`. The rank
+/// is kept modulo 2^32 (every table has fewer entries), so the sums may wrap.
+#[inline(always)]
+fn rank_change(
+    multiplier: u32,
+    passed: &[u32; 32],
+    width: usize,
+    from: usize,
+    to: usize,
+    label_at: impl Fn(usize) -> u8,
+) -> u32 {
+    let mut change = multiplier;
+    if from.abs_diff(to) != 1 {
+        change = multiplier.wrapping_mul(width as u32);
+        let low = from.min(to);
+        for c in low + 1..low + width {
+            change = change.wrapping_add(passed[label_at(c) as usize & 31]);
+        }
+    }
+    if to > from {
+        change
+    } else {
+        change.wrapping_neg()
     }
 }
 
 /// The additive heuristic of a partition's tables, with the reflected lookup on square boards.
+///
+/// The search carries each table's rank from a node to its children and changes it by what the
+/// move changes ([`rank_change`]): a lookup costs a few additions, not a rank computed over
+/// every tile of the pattern.
 #[derive(Clone, Debug)]
 pub struct PdbHeuristic {
     dbs: Vec<PatternDb>,
     lookups: Vec<Lookup>,
     cells: usize,
+    width: usize,
     /// `pattern_of[label]`: the pattern that holds a label (unused for the blank).
     pattern_of: [u8; 32],
+    /// `index_of[label]`: the label's index in its pattern.
+    index_of: [u8; 32],
     /// Cell reflected about the main diagonal (square boards only).
     reflect: Option<[u8; 32]>,
     manhattan: [[u8; 32]; 32],
+    /// `passed[p][j][label]`: what pattern p's rank gains, for a move towards higher cells, when
+    /// its tile j passes the tile `label` ([`rank_change`]): if `label` is tile i of pattern p,
+    /// minus tile j's multiplier when i < j, tile i's multiplier when i > j; 0 for other labels.
+    passed: Box<[[[u32; 32]; 8]; 8]>,
+    /// The same in the reflected board, indexed by the label on the board before reflection.
+    reflected_passed: Box<[[[u32; 32]; 8]; 8]>,
 }
 
-/// What the PDB heuristic carries per node: where each label is, and each table's value for
-/// the board and for its reflection.
+/// What the PDB heuristic carries per node: the board, and for each table its rank and entry
+/// for the board and for its reflection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PdbState {
-    position: [u8; 32],
-    values: [u8; 8],
-    reflected: [u8; 8],
-    /// Sums of `values` and of `reflected`.
-    sum: u32,
-    reflected_sum: u32,
-    /// Each pattern's summed Manhattan distance, in the board and in its reflection.
-    md: [u8; 8],
-    reflected_md: [u8; 8],
+    /// `board[cell]`: the label on each cell.
+    board: [u8; 32],
+    rank: [u32; 8],
+    reflected_rank: [u32; 8],
+    /// Each table's entry: its value less its tiles' Manhattan distance, halved ([`nibble`]).
+    excess: [u8; 8],
+    reflected_excess: [u8; 8],
+    /// Sums of `excess` and of `reflected_excess`.
+    excess_sum: u32,
+    reflected_excess_sum: u32,
+    /// The pattern tiles' summed Manhattan distance, in the board and in its reflection.
+    manhattan: u32,
+    reflected_manhattan: u32,
+}
+
+impl PdbState {
+    fn value(&self) -> u32 {
+        self.manhattan + 2 * self.excess_sum
+    }
+
+    fn reflected_value(&self) -> u32 {
+        self.reflected_manhattan + 2 * self.reflected_excess_sum
+    }
 }
 
 impl PdbHeuristic {
@@ -898,15 +968,23 @@ impl PdbHeuristic {
             return Err(PdbError::Pattern("at most 8 patterns".into()));
         }
         let mut pattern_of = [u8::MAX; 32];
+        let mut index_of = [0u8; 32];
         for (i, db) in dbs.iter().enumerate() {
             if db.shape != shape {
                 return Err(PdbError::Pattern("tables of different shapes".into()));
             }
-            for &t in &db.tiles {
+            if PatternDb::entries(shape, db.tiles.len()) > u64::from(u32::MAX) {
+                return Err(PdbError::Pattern(format!(
+                    "{shape} {:?}: more than 2^32 placements",
+                    db.tiles
+                )));
+            }
+            for (j, &t) in db.tiles.iter().enumerate() {
                 if pattern_of[t as usize] != u8::MAX {
                     return Err(PdbError::Pattern(format!("tile {t} is in two patterns")));
                 }
                 pattern_of[t as usize] = i as u8;
+                index_of[t as usize] = j as u8;
             }
         }
         let reflect = (reflect && shape.width() == shape.height()).then(|| {
@@ -917,17 +995,41 @@ impl PdbHeuristic {
             r
         });
         let manhattan = manhattan_table(shape);
-        let lookups = dbs
-            .iter()
-            .map(|db| Lookup::new(db, reflect.as_ref()))
-            .collect();
+        let lookups: Vec<Lookup> = dbs.iter().map(Lookup::new).collect();
+        let mut passed = Box::new([[[0u32; 32]; 8]; 8]);
+        for (p, lookup) in lookups.iter().enumerate() {
+            for j in 0..lookup.k {
+                for i in 0..lookup.k {
+                    let label = lookup.tiles[i] as usize & 31;
+                    passed[p][j][label] = match i.cmp(&j) {
+                        std::cmp::Ordering::Less => lookup.multiplier[j].wrapping_neg(),
+                        std::cmp::Ordering::Greater => lookup.multiplier[i],
+                        std::cmp::Ordering::Equal => 0,
+                    };
+                }
+            }
+        }
+        let mut reflected_passed = Box::new([[[0u32; 32]; 8]; 8]);
+        if let Some(r) = &reflect {
+            for (p, per_tile) in passed.iter().enumerate() {
+                for (j, by_label) in per_tile.iter().enumerate() {
+                    for label in 0..shape.cells() {
+                        reflected_passed[p][j][label] = by_label[r[label] as usize];
+                    }
+                }
+            }
+        }
         Ok(PdbHeuristic {
             dbs,
             lookups,
             cells: shape.cells(),
+            width: shape.width(),
             pattern_of,
+            index_of,
             reflect,
             manhattan,
+            passed,
+            reflected_passed,
         })
     }
 
@@ -966,8 +1068,20 @@ impl PdbHeuristic {
         out
     }
 
-    fn total(values: &[u8; 8]) -> u32 {
-        values.iter().map(|&v| v as u32).sum()
+    /// Each table's rank and entry for a board given as `position[label]`, and the pattern
+    /// tiles' Manhattan distance.
+    fn look_up_all(&self, position: &[u8; 32]) -> ([u32; 8], [u8; 8], u32) {
+        let (mut ranks, mut excess, mut manhattan) = ([0u32; 8], [0u8; 8], 0u32);
+        for (p, lookup) in self.lookups.iter().enumerate() {
+            let rank = lookup.rank(|i| position[lookup.tiles[i] as usize & 31] as u32);
+            ranks[p] = rank;
+            excess[p] = lookup.excess(rank) as u8;
+            for &t in &lookup.tiles[..lookup.k] {
+                manhattan +=
+                    self.manhattan[t as usize & 31][position[t as usize & 31] as usize & 31] as u32;
+            }
+        }
+        (ranks, excess, manhattan)
     }
 }
 
@@ -975,39 +1089,33 @@ impl Heuristic for PdbHeuristic {
     type State = PdbState;
 
     fn evaluate(&self, cells: &[u8]) -> (u32, PdbState) {
+        let mut board = [0u8; 32];
         let mut position = [0u8; 32];
         for (cell, &label) in cells.iter().enumerate().take(self.cells) {
+            board[cell] = label;
             position[label as usize & 31] = cell as u8;
         }
+        let (rank, excess, manhattan) = self.look_up_all(&position);
         let mut state = PdbState {
-            position,
-            values: [0; 8],
-            reflected: [0; 8],
-            sum: 0,
-            reflected_sum: 0,
-            md: [0; 8],
-            reflected_md: [0; 8],
+            board,
+            rank,
+            reflected_rank: [0; 8],
+            excess,
+            reflected_excess: [0; 8],
+            excess_sum: excess.iter().map(|&e| e as u32).sum(),
+            reflected_excess_sum: 0,
+            manhattan,
+            reflected_manhattan: 0,
         };
-        let md = |db: &PatternDb, position: &[u8; 32]| -> u8 {
-            db.tiles
-                .iter()
-                .map(|&t| self.manhattan[t as usize & 31][position[t as usize & 31] as usize & 31])
-                .sum()
-        };
-        for (i, db) in self.dbs.iter().enumerate() {
-            state.values[i] = db.lookup(&position);
-            state.md[i] = md(db, &position);
-        }
-        state.sum = Self::total(&state.values);
-        let mut h = state.sum;
+        let mut h = state.value();
         if let Some(r) = &self.reflect {
-            let rp = self.reflected_position(r, &position);
-            for (i, db) in self.dbs.iter().enumerate() {
-                state.reflected[i] = db.lookup(&rp);
-                state.reflected_md[i] = md(db, &rp);
-            }
-            state.reflected_sum = Self::total(&state.reflected);
-            h = h.max(state.reflected_sum);
+            let (rank, excess, manhattan) =
+                self.look_up_all(&self.reflected_position(r, &position));
+            state.reflected_rank = rank;
+            state.reflected_excess = excess;
+            state.reflected_excess_sum = excess.iter().map(|&e| e as u32).sum();
+            state.reflected_manhattan = manhattan;
+            h = h.max(state.reflected_value());
         }
         (h, state)
     }
@@ -1037,42 +1145,59 @@ impl Heuristic for PdbHeuristic {
         limit: u32,
     ) -> (u32, PdbState) {
         let mut next = *state;
-        let l = label as usize & 31;
-        next.position[l] = to as u8;
+        let (l, from, to) = (label as usize & 31, from & 31, to & 31);
+        next.board[to] = label;
         // The blank (label 0 for these tables) takes the tile's old cell.
-        next.position[0] = from as u8;
+        next.board[from] = 0;
         // Only the moved tile's pattern changes. The tile's Manhattan distance changes by the
         // same in the board and in its reflection (which keeps distances).
-        let md_change = self.manhattan[l][to & 31].wrapping_sub(self.manhattan[l][from & 31]);
+        let md_change = (self.manhattan[l][to] as u32).wrapping_sub(self.manhattan[l][from] as u32);
         let p = self.pattern_of[l] as usize & 7;
         if let Some(lookup) = self.lookups.get(p) {
-            next.md[p] = next.md[p].wrapping_add(md_change);
-            let v = lookup.value(
-                |i| next.position[lookup.tiles[i] as usize & 31] as u32,
-                next.md[p],
+            let j = self.index_of[l] as usize & 7;
+            let change = rank_change(
+                lookup.multiplier[j],
+                &self.passed[p][j],
+                self.width,
+                from,
+                to,
+                |c| next.board[c & 31],
             );
-            next.sum = next.sum + v as u32 - next.values[p] as u32;
-            next.values[p] = v;
+            next.rank[p] = next.rank[p].wrapping_add(change);
+            let e = lookup.excess(next.rank[p]);
+            next.excess_sum = next.excess_sum + e - next.excess[p] as u32;
+            next.excess[p] = e as u8;
+            next.manhattan = next.manhattan.wrapping_add(md_change);
         }
+        let value = next.value();
         let Some(r) = &self.reflect else {
-            return (next.sum, next);
+            return (value, next);
         };
-        if next.sum > limit {
+        if value > limit {
             // Pruned whatever the reflection says: skip its lookup.
-            return (next.sum, next);
+            return (value, next);
         }
-        // In the reflected board, label r(l) moved to cell r(to).
-        let rp = self.pattern_of[r[l] as usize & 31] as usize & 7;
+        // In the reflected board, label r(l) moved from cell r(from) to cell r(to).
+        let rl = r[l] as usize & 31;
+        let rp = self.pattern_of[rl] as usize & 7;
         if let Some(lookup) = self.lookups.get(rp) {
-            next.reflected_md[rp] = next.reflected_md[rp].wrapping_add(md_change);
-            let v = lookup.value(
-                |i| r[next.position[lookup.reflected_source[i] as usize & 31] as usize & 31] as u32,
-                next.reflected_md[rp],
+            let j = self.index_of[rl] as usize & 7;
+            let change = rank_change(
+                lookup.multiplier[j],
+                &self.reflected_passed[rp][j],
+                self.width,
+                r[from] as usize,
+                r[to] as usize,
+                |c| next.board[r[c & 31] as usize & 31],
             );
-            next.reflected_sum = next.reflected_sum + v as u32 - next.reflected[rp] as u32;
-            next.reflected[rp] = v;
+            next.reflected_rank[rp] = next.reflected_rank[rp].wrapping_add(change);
+            let e = lookup.excess(next.reflected_rank[rp]);
+            next.reflected_excess_sum =
+                next.reflected_excess_sum + e - next.reflected_excess[rp] as u32;
+            next.reflected_excess[rp] = e as u8;
+            next.reflected_manhattan = next.reflected_manhattan.wrapping_add(md_change);
         }
-        (next.sum.max(next.reflected_sum), next)
+        (value.max(next.reflected_value()), next)
     }
 }
 
@@ -1287,6 +1412,63 @@ mod incremental_tests {
                 let (full, full_state) = pdb.evaluate(&cells);
                 assert_eq!(hv, full, "{name}");
                 assert_eq!(state, full_state, "{name}");
+            }
+        }
+    }
+
+    /// The ranks carried from move to move ([`rank_change`]) on wider boards, with patterns
+    /// whose tiles share columns and come in mixed index order, so that moves up and down pass
+    /// earlier and later tiles of their own pattern, in the board and in its reflection.
+    #[test]
+    fn carried_ranks_match_ranks_computed_afresh() {
+        let cases: [(usize, &[&[u8]]); 2] = [
+            (
+                4,
+                &[
+                    &[9, 1, 13, 5],
+                    &[2, 14, 6, 10],
+                    &[15, 3, 11],
+                    &[4, 12, 8, 7],
+                ],
+            ),
+            (
+                5,
+                &[
+                    &[11, 1, 6],
+                    &[2, 22, 12],
+                    &[18, 3, 8],
+                    &[24, 14, 19],
+                    &[5, 20, 15],
+                ],
+            ),
+        ];
+        for (side, patterns) in cases {
+            let shape = Shape::new(side, side).unwrap();
+            let dbs = patterns
+                .iter()
+                .map(|p| PatternDb::build(shape, p, |_, _| {}).unwrap())
+                .collect();
+            let pdb = PdbHeuristic::new(dbs, true).unwrap();
+            let n = shape.cells();
+            let mut cells: Vec<u8> = (0..n as u8).collect();
+            let mut blank = 0usize;
+            let (mut hv, mut state) = pdb.evaluate(&cells);
+            let mut seed = 7u64;
+            for step_no in 0..20_000 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let mv = Move::ALL[(seed >> 33) as usize % 4];
+                let Some(to) = step(shape, blank, mv) else {
+                    continue;
+                };
+                let label = cells[to];
+                (hv, state) = pdb.after_move(hv, &state, label, to, blank, false);
+                cells.swap(blank, to);
+                blank = to;
+                let (full, full_state) = pdb.evaluate(&cells);
+                assert_eq!(state, full_state, "{shape} after {step_no} moves");
+                assert_eq!(hv, full, "{shape} after {step_no} moves");
             }
         }
     }
