@@ -70,7 +70,7 @@ pub use heuristic::{
 };
 pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
-pub use pdb::{Partition, PatternDb, PdbError, PdbHeuristic, PdbState};
+pub use pdb::{FORMAT as PDB_FORMAT, Partition, PatternDb, PdbError, PdbHeuristic, PdbState};
 pub use search::{
     CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, Piece, SearchOutcome,
     SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, UnitSplit, UnsupportedHeuristic,

@@ -23,8 +23,9 @@
 //! k-permutation of n (`n!/(n-k)!` entries). In memory an entry takes four bits: its distance
 //! less the pattern tiles' Manhattan distance (which the search carries along anyway), halved,
 //! capped at 15; the 7-8 tables take 289 MB instead of 577 MB, and none of the built-in
-//! partitions has an entry at the cap. Files keep one byte an entry (exact values), packed as
-//! they are read.
+//! partitions has an entry at the cap. Files (format 3) hold the packed table as it lies in
+//! memory, so loading one is a read and a checksum; format 2 files, one byte an entry, are still
+//! read and packed as they come.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering};
@@ -74,8 +75,14 @@ pub enum PdbError {
     Pattern(String),
     #[error("not a pattern database file (bad magic)")]
     BadMagic,
-    #[error("pattern database format version {found} is not supported (expected {expected})")]
-    Version { found: u32, expected: u32 },
+    #[error(
+        "pattern database format version {found} is not supported (this build reads {oldest} to {newest}): rebuild it with `npuzzle pdb build`"
+    )]
+    Version {
+        found: u32,
+        oldest: u32,
+        newest: u32,
+    },
     #[error("pattern database file is truncated: {0}")]
     Truncated(String),
     #[error("pattern database checksum mismatch: the file is corrupt")]
@@ -328,20 +335,41 @@ impl PatternDb {
         Ok(PatternDb::from_values(shape, tiles, &table))
     }
 
-    /// Serialises the table with a header: magic, version, shape, tiles, entry count, checksum.
+    /// Serialises the table in the current format ([`FORMAT`]): a header (magic, version,
+    /// shape, tiles, entry count, checksum of what follows), then the packed table as it lies in
+    /// memory, two entries a byte, so that loading it is one read and a checksum.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let values = self.values();
-        let mut out = Vec::with_capacity(values.len() + 64);
+        self.serialise(FORMAT, &self.table)
+    }
+
+    /// Serialises the table in format 2, one byte an entry (its exact value), which builds
+    /// before format 3 read; loading it packs every entry, which takes seconds for 7-8.
+    pub fn to_bytes_format_2(&self) -> Vec<u8> {
+        self.serialise(2, &self.values())
+    }
+
+    fn serialise(&self, version: u32, body: &[u8]) -> Vec<u8> {
+        let count = Self::entries(self.shape, self.tiles.len());
+        let mut out = Vec::with_capacity(body.len() + 64);
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.push(self.shape.width() as u8);
         out.push(self.shape.height() as u8);
         out.push(self.tiles.len() as u8);
         out.extend_from_slice(&self.tiles);
-        out.extend_from_slice(&(values.len() as u64).to_le_bytes());
-        out.extend_from_slice(&checksum(&values).to_le_bytes());
-        out.extend_from_slice(&values);
+        out.extend_from_slice(&count.to_le_bytes());
+        out.extend_from_slice(&checksum(body).to_le_bytes());
+        out.extend_from_slice(body);
         out
+    }
+
+    /// The format version of a table file's header (`None` if it is not a table file).
+    pub fn format_of(mut r: impl std::io::Read) -> Option<u32> {
+        let mut head = [0u8; MAGIC.len() + 4];
+        r.read_exact(&mut head).ok()?;
+        let (magic, version) = head.split_at(MAGIC.len());
+        (magic == MAGIC)
+            .then(|| u32::from_le_bytes([version[0], version[1], version[2], version[3]]))
     }
 
     /// Reads a table written by [`PatternDb::to_bytes`], verifying everything: header, size,
@@ -373,10 +401,11 @@ impl PatternDb {
         let mut word = [0u8; 4];
         fill(&mut r, &mut word, "version")?;
         let version = u32::from_le_bytes(word);
-        if version != VERSION {
+        if !(OLDEST_FORMAT..=FORMAT).contains(&version) {
             return Err(PdbError::Version {
                 found: version,
-                expected: VERSION,
+                oldest: OLDEST_FORMAT,
+                newest: FORMAT,
             });
         }
         let mut dims = [0u8; 3];
@@ -400,15 +429,26 @@ impl PatternDb {
         }
         fill(&mut r, &mut long, "checksum")?;
         let sum = u64::from_le_bytes(long);
-        // The values are packed as they are read (the count is that of the expected pattern,
-        // so a file cannot make the table larger): the process never holds them unpacked.
         let mut db = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
-        let manhattan = manhattan_table(shape);
+        let packed_len = count.div_ceil(2) as usize;
         // Allocated where it stays: an Arc made from a Vec would copy it.
-        let mut table = table_memory(count.div_ceil(2) as usize);
+        let mut table = table_memory(packed_len);
         let Some(packed) = Arc::get_mut(&mut table) else {
             return Err(PdbError::Read("the table buffer is shared".into()));
         };
+        if version == FORMAT {
+            // The packed table itself: read in place.
+            fill(&mut r, packed, "table")?;
+            expect_end(&mut r)?;
+            if checksum(packed) != sum {
+                return Err(PdbError::Checksum);
+            }
+            db.table = table;
+            return Ok(db);
+        }
+        // Format 2: one byte an entry, packed as they are read (the count is that of the expected pattern,
+        // so a file cannot make the table larger): the process never holds them unpacked.
+        let manhattan = manhattan_table(shape);
         let mut odometer = Odometer::at(&db, &manhattan, 0);
         let mut hash = Checksum::new();
         let mut chunk = vec![0u8; 1 << 20];
@@ -423,13 +463,7 @@ impl PatternDb {
                 rank += 1;
             }
         }
-        let extra = std::io::copy(&mut r, &mut std::io::sink())
-            .map_err(|e| PdbError::Read(e.to_string()))?;
-        if extra > 0 {
-            return Err(PdbError::Truncated(format!(
-                "{extra} bytes after the table"
-            )));
-        }
+        expect_end(&mut r)?;
         if hash.finish(count) != sum {
             return Err(PdbError::Checksum);
         }
@@ -438,9 +472,25 @@ impl PatternDb {
     }
 }
 
+/// Refuses a reader that has bytes left after the table.
+fn expect_end(r: &mut impl std::io::Read) -> Result<(), PdbError> {
+    let extra =
+        std::io::copy(r, &mut std::io::sink()).map_err(|e| PdbError::Read(e.to_string()))?;
+    if extra > 0 {
+        return Err(PdbError::Truncated(format!(
+            "{extra} bytes after the table"
+        )));
+    }
+    Ok(())
+}
+
 const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
-/// Version 2: tables built with the blank's region (version 1 let tiles step anywhere free).
-const VERSION: u32 = 2;
+/// The format [`PatternDb::to_bytes`] writes. Version 3: the packed table (four bits an entry,
+/// as in memory). Version 2: one byte an entry, packed as it is read. Both hold tables built
+/// with the blank's region (version 1 let tiles step anywhere free, and is refused).
+pub const FORMAT: u32 = 3;
+/// The oldest format read.
+const OLDEST_FORMAT: u32 = 2;
 
 /// A placement's word of blank cells, shared between the build threads.
 trait CellWord: Default + Sync {
@@ -1345,8 +1395,12 @@ mod tests {
         let shape = Shape::new(3, 3).unwrap();
         let db = PatternDb::build(shape, &[5, 6, 7], |_, _| {}).unwrap();
         let bytes = db.to_bytes();
+        assert_eq!(PatternDb::format_of(&bytes[..]), Some(FORMAT));
+        // The packed table follows the header as it lies in memory.
+        assert_eq!(&bytes[bytes.len() - db.table().len()..], db.table());
         let back = PatternDb::from_bytes(&bytes, shape, &[5, 6, 7]).unwrap();
         assert_eq!(back.table(), db.table());
+        assert_eq!(back.values(), db.values());
         let mut corrupt = bytes.clone();
         let last = corrupt.len() - 10;
         corrupt[last] ^= 1;
@@ -1370,6 +1424,47 @@ mod tests {
             PatternDb::from_bytes(&bytes[..5], shape, &[5, 6, 7]),
             Err(PdbError::Truncated(_))
         ));
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(matches!(
+            PatternDb::from_bytes(&longer, shape, &[5, 6, 7]),
+            Err(PdbError::Truncated(_))
+        ));
+    }
+
+    #[test]
+    fn format_2_files_still_load_and_other_versions_name_the_rebuild() {
+        let shape = Shape::new(3, 3).unwrap();
+        let db = PatternDb::build(shape, &[1, 2, 3, 4], |_, _| {}).unwrap();
+        let old = db.to_bytes_format_2();
+        assert_eq!(PatternDb::format_of(&old[..]), Some(2));
+        // One byte an entry: the exact values follow the header.
+        let values = db.values();
+        assert_eq!(&old[old.len() - values.len()..], &values[..]);
+        let back = PatternDb::from_bytes(&old, shape, &[1, 2, 3, 4]).unwrap();
+        assert_eq!(back.table(), db.table());
+        let mut corrupt = old.clone();
+        let last = corrupt.len() - 3;
+        corrupt[last] ^= 2;
+        assert_eq!(
+            PatternDb::from_bytes(&corrupt, shape, &[1, 2, 3, 4]).unwrap_err(),
+            PdbError::Checksum
+        );
+        for version in [1u32, 4] {
+            let mut other = db.to_bytes();
+            other[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&version.to_le_bytes());
+            let err = PatternDb::from_bytes(&other, shape, &[1, 2, 3, 4]).unwrap_err();
+            assert_eq!(
+                err,
+                PdbError::Version {
+                    found: version,
+                    oldest: 2,
+                    newest: FORMAT
+                }
+            );
+            assert!(err.to_string().contains("npuzzle pdb build"), "{err}");
+        }
+        assert_eq!(PatternDb::format_of(&b"nonsense!!!!"[..]), None);
     }
 
     #[test]

@@ -158,6 +158,31 @@ impl TableStore {
         Ok(PdbHeuristic::new(dbs, reflect)?)
     }
 
+    /// The format version of each of the partition's files (`None`: missing, unreadable or not
+    /// a table file).
+    pub fn formats(&self, partition: &Partition) -> Vec<Option<u32>> {
+        (0..partition.patterns.len())
+            .map(|i| {
+                let file = std::fs::File::open(self.path(partition, i)).ok()?;
+                PatternDb::format_of(file)
+            })
+            .collect()
+    }
+
+    /// Rewrites in the current format ([`crate::PDB_FORMAT`]) each of the partition's tables
+    /// stored in an older one, once it has loaded and verified; returns the paths rewritten.
+    /// A table that fails to load is an error that names it.
+    pub fn upgrade(&self, partition: &Partition) -> Result<Vec<PathBuf>, StoreError> {
+        let mut rewritten = Vec::new();
+        for (i, format) in self.formats(partition).into_iter().enumerate() {
+            if format.is_some_and(|f| f < crate::PDB_FORMAT) {
+                let db = self.load_table(partition, i)?;
+                rewritten.push(self.save(partition, i, &db.to_bytes())?);
+            }
+        }
+        Ok(rewritten)
+    }
+
     /// The strongest partition whose files are all present, loaded and verified.
     pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
         for name in preferred_partitions(shape) {

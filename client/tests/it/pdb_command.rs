@@ -25,11 +25,9 @@ fn temp_dir(name: &str) -> String {
     d.to_string_lossy().into_owned()
 }
 
-#[test]
-fn build_then_solve_with_pattern_databases() {
-    let dir = temp_dir("build");
-    let board = "8 6 7 2 5 4 3 0 1";
-    let missing = npuzzle(
+/// `npuzzle solve BOARD --serial --heuristic pdb --pdb-dir DIR`.
+fn solve_serial_pdb(board: &str, dir: &str) -> crate::common::Output {
+    npuzzle(
         &[
             "solve",
             board,
@@ -37,10 +35,34 @@ fn build_then_solve_with_pattern_databases() {
             "--heuristic",
             "pdb",
             "--pdb-dir",
-            &dir,
+            dir,
         ],
         "",
-    );
+    )
+}
+
+/// `npuzzle pdb build` of the 3x3 4-4 tables into `dir`.
+fn build_3x3_tables(dir: &str) -> crate::common::Output {
+    npuzzle(
+        &[
+            "pdb",
+            "build",
+            "--size",
+            "3x3",
+            "--partition",
+            "4-4",
+            "--pdb-dir",
+            dir,
+        ],
+        "",
+    )
+}
+
+#[test]
+fn build_then_solve_with_pattern_databases() {
+    let dir = temp_dir("build");
+    let board = "8 6 7 2 5 4 3 0 1";
+    let missing = solve_serial_pdb(board, &dir);
     assert_eq!(missing.code, 1);
     assert!(
         missing.stderr.contains("no pattern databases for 3x3"),
@@ -55,19 +77,7 @@ fn build_then_solve_with_pattern_databases() {
         missing.stderr
     );
 
-    let built = npuzzle(
-        &[
-            "pdb",
-            "build",
-            "--size",
-            "3x3",
-            "--partition",
-            "4-4",
-            "--pdb-dir",
-            &dir,
-        ],
-        "",
-    );
+    let built = build_3x3_tables(&dir);
     assert_eq!(built.code, 0, "{}", built.stderr);
     assert!(built.stdout.contains("3x3-4-4-0.pdb"), "{}", built.stdout);
     assert!(
@@ -76,18 +86,7 @@ fn build_then_solve_with_pattern_databases() {
         built.stderr
     );
 
-    let out = npuzzle(
-        &[
-            "solve",
-            board,
-            "--serial",
-            "--heuristic",
-            "pdb",
-            "--pdb-dir",
-            &dir,
-        ],
-        "",
-    );
+    let out = solve_serial_pdb(board, &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let goal = Goal::blank_last(Shape::new(3, 3).unwrap());
     assert_eq!(assert_solves(board, out.stdout.trim(), &goal), 31);
@@ -101,22 +100,69 @@ fn build_then_solve_with_pattern_databases() {
     let at = bytes.len() / 2;
     bytes[at] ^= 0x40;
     std::fs::write(&path, &bytes).unwrap();
-    let out = npuzzle(
-        &[
-            "solve",
-            board,
-            "--serial",
-            "--heuristic",
-            "pdb",
-            "--pdb-dir",
-            &dir,
-        ],
-        "",
-    );
+    let out = solve_serial_pdb(board, &dir);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("checksum"), "{}", out.stderr);
     let list = npuzzle(&["pdb", "list", "--pdb-dir", &dir], "");
     assert!(list.stdout.contains("checksum mismatch"), "{}", list.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn upgrade_rewrites_older_table_files_in_the_current_format() {
+    let dir = temp_dir("upgrade");
+    let shape = Shape::new(3, 3).unwrap();
+    let built = build_3x3_tables(&dir);
+    assert_eq!(built.code, 0, "{}", built.stderr);
+    // Table 0 as an older build wrote it: one byte an entry.
+    let old = std::path::Path::new(&dir).join("3x3-4-4-0.pdb");
+    let db = npuzzle_solver::PatternDb::build(shape, &[1, 2, 3, 4], |_, _| {}).unwrap();
+    std::fs::write(&old, db.to_bytes_format_2()).unwrap();
+    let format = |path: &std::path::Path| {
+        npuzzle_solver::PatternDb::format_of(std::fs::File::open(path).unwrap())
+    };
+    assert_eq!(format(&old), Some(2));
+
+    let list = npuzzle(&["pdb", "list", "--pdb-dir", &dir], "");
+    assert!(
+        list.stdout.contains("3x3 4-4: ok, in an older format")
+            && list.stdout.contains("npuzzle pdb upgrade"),
+        "{}",
+        list.stdout
+    );
+    let board = "8 6 7 2 5 4 3 0 1";
+    let solve = || solve_serial_pdb(board, &dir);
+    let goal = Goal::blank_last(shape);
+    let out = solve();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(assert_solves(board, out.stdout.trim(), &goal), 31);
+
+    let upgraded = npuzzle(&["pdb", "upgrade", "--pdb-dir", &dir], "");
+    assert_eq!(upgraded.code, 0, "{}", upgraded.stderr);
+    assert!(
+        upgraded
+            .stdout
+            .contains("3x3-4-4-0.pdb: rewritten in format 3")
+            && !upgraded.stdout.contains("3x3-4-4-1.pdb"),
+        "{}",
+        upgraded.stdout
+    );
+    assert_eq!(format(&old), Some(npuzzle_solver::PDB_FORMAT));
+    // The rewritten file is the table a fresh build writes.
+    assert_eq!(std::fs::read(&old).unwrap(), db.to_bytes());
+    let list = npuzzle(&["pdb", "list", "--pdb-dir", &dir], "");
+    assert!(list.stdout.contains("3x3 4-4: ok\n"), "{}", list.stdout);
+    let out = solve();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(assert_solves(board, out.stdout.trim(), &goal), 31);
+
+    let again = npuzzle(&["pdb", "upgrade", "--pdb-dir", &dir], "");
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("every table is in format 3 already"),
+        "{}",
+        again.stdout
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
