@@ -142,10 +142,19 @@ impl TableStore {
                 })
                 .collect()
         });
+        let formats = self.formats(partition);
         let mut dbs = Vec::with_capacity(partition.patterns.len());
         for ((i, tiles), loaded) in partition.patterns.iter().enumerate().zip(loaded) {
             match loaded {
-                Ok(db) => dbs.push(db),
+                Ok(db) => {
+                    if formats[i].is_some_and(|f| f < crate::PDB_FORMAT) {
+                        tracing::info!(
+                            path = %self.path(partition, i).display(),
+                            "table file in an older format, packed as it loads: `npuzzle pdb upgrade` rewrites it to load in a read"
+                        );
+                    }
+                    dbs.push(db)
+                }
                 Err(e) if build => {
                     tracing::info!(error = %e, "building table");
                     let db = PatternDb::build(partition.shape, tiles, |d, t| on_build(i, d, t))?;
