@@ -869,12 +869,9 @@ impl PatternDb {
     }
 }
 
-/// One table, laid out for the hot loop: fixed arrays, no bounds checks on the tile loop.
+/// What the hot loop reads of one table: the digits' weights as fixed `u32`s, and the entries.
 #[derive(Clone, Debug)]
 struct Lookup {
-    k: usize,
-    /// The pattern's labels, in index order.
-    tiles: [u8; 8],
     /// `multiplier[i]`: the weight of tile i's digit in the rank.
     multiplier: [u32; 8],
     /// Two entries a byte ([`PatternDb::table`]).
@@ -883,30 +880,14 @@ struct Lookup {
 
 impl Lookup {
     fn new(db: &PatternDb) -> Lookup {
-        let mut l = Lookup {
-            k: db.tiles.len().min(8),
-            tiles: [0; 8],
-            multiplier: [0; 8],
+        let mut multiplier = [0; 8];
+        for (m, &wide) in multiplier.iter_mut().zip(&db.multiplier) {
+            *m = wide as u32;
+        }
+        Lookup {
+            multiplier,
             packed: Arc::clone(&db.table),
-        };
-        for i in 0..l.k {
-            l.tiles[i] = db.tiles[i];
-            l.multiplier[i] = db.multiplier[i] as u32;
         }
-        l
-    }
-
-    /// The rank of a placement ([`PatternDb::rank`]); `cell_of(i)` is the cell of tile i.
-    fn rank(&self, cell_of: impl Fn(usize) -> u32) -> u32 {
-        let mut used = 0u32;
-        let mut rank = 0u32;
-        for i in 0..self.k.min(8) {
-            let q = cell_of(i) & 31;
-            let smaller = (used & ((1u32 << q) - 1)).count_ones();
-            rank = rank.wrapping_add((q - smaller).wrapping_mul(self.multiplier[i]));
-            used |= 1 << q;
-        }
-        rank
     }
 
     /// Entry `rank`'s nibble: its value less the pattern tiles' Manhattan distance, halved
@@ -1047,11 +1028,10 @@ impl PdbHeuristic {
         let manhattan = manhattan_table(shape);
         let lookups: Vec<Lookup> = dbs.iter().map(Lookup::new).collect();
         let mut passed = Box::new([[[0u32; 32]; 8]; 8]);
-        for (p, lookup) in lookups.iter().enumerate() {
-            for j in 0..lookup.k {
-                for i in 0..lookup.k {
-                    let label = lookup.tiles[i] as usize & 31;
-                    passed[p][j][label] = match i.cmp(&j) {
+        for (p, (db, lookup)) in dbs.iter().zip(&lookups).enumerate() {
+            for j in 0..db.tiles.len() {
+                for (i, &label) in db.tiles.iter().enumerate() {
+                    passed[p][j][label as usize & 31] = match i.cmp(&j) {
                         std::cmp::Ordering::Less => lookup.multiplier[j].wrapping_neg(),
                         std::cmp::Ordering::Greater => lookup.multiplier[i],
                         std::cmp::Ordering::Equal => 0,
@@ -1122,11 +1102,11 @@ impl PdbHeuristic {
     /// tiles' Manhattan distance.
     fn look_up_all(&self, position: &[u8; 32]) -> ([u32; 8], [u8; 8], u32) {
         let (mut ranks, mut excess, mut manhattan) = ([0u32; 8], [0u8; 8], 0u32);
-        for (p, lookup) in self.lookups.iter().enumerate() {
-            let rank = lookup.rank(|i| position[lookup.tiles[i] as usize & 31] as u32);
+        for (p, (db, lookup)) in self.dbs.iter().zip(&self.lookups).enumerate() {
+            let rank = db.rank(db.tiles.iter().map(|&t| position[t as usize & 31])) as u32;
             ranks[p] = rank;
             excess[p] = lookup.excess(rank) as u8;
-            for &t in &lookup.tiles[..lookup.k] {
+            for &t in &db.tiles {
                 manhattan +=
                     self.manhattan[t as usize & 31][position[t as usize & 31] as usize & 31] as u32;
             }
@@ -1487,27 +1467,38 @@ mod incremental_tests {
             let shape = Shape::new(w, h).unwrap();
             let partition = Partition::named(shape, name).unwrap();
             let pdb = PdbHeuristic::build(&partition, true, |_, _, _| {}).unwrap();
-            let n = shape.cells();
-            let mut cells: Vec<u8> = (0..n as u8).collect();
-            let mut blank = 0usize;
-            let (mut hv, mut state) = pdb.evaluate(&cells);
-            let mut seed = 99u64;
-            for _ in 0..3000 {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let mv = Move::ALL[(seed >> 33) as usize % 4];
-                let Some(to) = step(shape, blank, mv) else {
-                    continue;
-                };
-                let label = cells[to];
-                (hv, state) = pdb.after_move(hv, &state, label, to, blank, false);
-                cells.swap(blank, to);
-                blank = to;
-                let (full, full_state) = pdb.evaluate(&cells);
-                assert_eq!(hv, full, "{name}");
-                assert_eq!(state, full_state, "{name}");
-            }
+            walk_comparing_with_full_evaluation(&pdb, shape, 99, 3000);
+        }
+    }
+
+    /// Plays `moves` random moves (`seed` picks them) from the goal, carrying the heuristic's
+    /// value and state from move to move, and checks both against a full evaluation after
+    /// every move.
+    fn walk_comparing_with_full_evaluation(
+        pdb: &PdbHeuristic,
+        shape: Shape,
+        mut seed: u64,
+        moves: usize,
+    ) {
+        let n = shape.cells();
+        let mut cells: Vec<u8> = (0..n as u8).collect();
+        let mut blank = 0usize;
+        let (mut hv, mut state) = pdb.evaluate(&cells);
+        for step_no in 0..moves {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let mv = Move::ALL[(seed >> 33) as usize % 4];
+            let Some(to) = step(shape, blank, mv) else {
+                continue;
+            };
+            let label = cells[to];
+            (hv, state) = pdb.after_move(hv, &state, label, to, blank, false);
+            cells.swap(blank, to);
+            blank = to;
+            let (full, full_state) = pdb.evaluate(&cells);
+            assert_eq!(hv, full, "{shape} after {step_no} moves");
+            assert_eq!(state, full_state, "{shape} after {step_no} moves");
         }
     }
 
@@ -1544,27 +1535,7 @@ mod incremental_tests {
                 .map(|p| PatternDb::build(shape, p, |_, _| {}).unwrap())
                 .collect();
             let pdb = PdbHeuristic::new(dbs, true).unwrap();
-            let n = shape.cells();
-            let mut cells: Vec<u8> = (0..n as u8).collect();
-            let mut blank = 0usize;
-            let (mut hv, mut state) = pdb.evaluate(&cells);
-            let mut seed = 7u64;
-            for step_no in 0..20_000 {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let mv = Move::ALL[(seed >> 33) as usize % 4];
-                let Some(to) = step(shape, blank, mv) else {
-                    continue;
-                };
-                let label = cells[to];
-                (hv, state) = pdb.after_move(hv, &state, label, to, blank, false);
-                cells.swap(blank, to);
-                blank = to;
-                let (full, full_state) = pdb.evaluate(&cells);
-                assert_eq!(state, full_state, "{shape} after {step_no} moves");
-                assert_eq!(hv, full, "{shape} after {step_no} moves");
-            }
+            walk_comparing_with_full_evaluation(&pdb, shape, 7, 20_000);
         }
     }
 }
