@@ -88,9 +88,25 @@ impl TableStore {
             path: path.clone(),
             source,
         })?;
-        let reader = std::io::BufReader::with_capacity(1 << 20, file);
-        PatternDb::read_from(reader, partition.shape, &partition.patterns[i])
-            .map_err(|source| StoreError::Table { path, source })
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        // The header's version, looked at without consuming it.
+        let older = std::io::BufRead::fill_buf(&mut reader)
+            .ok()
+            .and_then(PatternDb::format_of)
+            .is_some_and(|f| f < crate::PDB_FORMAT);
+        let db = PatternDb::read_from(reader, partition.shape, &partition.patterns[i]).map_err(
+            |source| StoreError::Table {
+                path: path.clone(),
+                source,
+            },
+        )?;
+        if older {
+            tracing::info!(
+                path = %path.display(),
+                "table file in an older format, packed as it loads: `npuzzle pdb upgrade` rewrites it to load in a read"
+            );
+        }
+        Ok(db)
     }
 
     /// Saves table `index` of `partition` (its bytes, [`PatternDb::to_bytes`]) under its name in
@@ -142,19 +158,10 @@ impl TableStore {
                 })
                 .collect()
         });
-        let formats = self.formats(partition);
         let mut dbs = Vec::with_capacity(partition.patterns.len());
         for ((i, tiles), loaded) in partition.patterns.iter().enumerate().zip(loaded) {
             match loaded {
-                Ok(db) => {
-                    if formats[i].is_some_and(|f| f < crate::PDB_FORMAT) {
-                        tracing::info!(
-                            path = %self.path(partition, i).display(),
-                            "table file in an older format, packed as it loads: `npuzzle pdb upgrade` rewrites it to load in a read"
-                        );
-                    }
-                    dbs.push(db)
-                }
+                Ok(db) => dbs.push(db),
                 Err(e) if build => {
                     tracing::info!(error = %e, "building table");
                     let db = PatternDb::build(partition.shape, tiles, |d, t| on_build(i, d, t))?;
