@@ -10,6 +10,7 @@
 //!   draining, 401 without the client token when one is configured.
 //! - `GET /api/v1/stats`: what `Stats` reports.
 //! - `GET /api/v1/searches`: the searches running now, with their bounds and waiters.
+//! - `GET /api/v1/workers`: the workers connected now, each with its slots and busy slots.
 //!
 //! - `GET /api/v1/events`: server-sent events, one `snapshot` a second (see [`Snapshot`]):
 //!   workers, searches running and ended, the cache, requests per second and their latency
@@ -164,6 +165,7 @@ pub(crate) fn router(shared: Arc<Shared>, auth: RequireToken, stop: Cancellation
         .route("/api/v1/solve", post(solve))
         .route("/api/v1/stats", get(stats))
         .route("/api/v1/searches", get(searches))
+        .route("/api/v1/workers", get(workers))
         .route("/api/v1/events", get(events))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(api)
@@ -626,6 +628,16 @@ async fn events(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+/// `GET /api/v1/workers`: the workers connected now, as the console lists them.
+async fn workers(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    api.authorize(&headers, peer)?;
+    Ok(json(&api.shared.cluster.workers_view().await))
 }
 
 /// `GET /api/v1/searches`: the searches running now.

@@ -77,6 +77,10 @@ async fn solve_with_liar(
     // Nothing is asked back for idle slots: the hard board stays whole on the honest worker,
     // and the liar gets nothing but whole searches.
     config.scheduler.hand_back_after = u64::MAX;
+    // The liar sends no heartbeats while it computes its lie (a serial search of #12, seconds
+    // on a loaded machine): its lease must outlast that, or it is dropped for silence, not for
+    // the lie.
+    config.scheduler.lease_timeout = Duration::from_secs(60);
     let mut cluster = Cluster::start(config).await;
     cluster.add_worker(1).await;
     let mut client = cluster.client().await;

@@ -167,6 +167,16 @@ async fn boards_posted_as_text_or_tiles_are_answered_optimally() {
     let searches = call(address, "GET", "/api/v1/searches", &[], "").await;
     assert_eq!(searches.code, 200, "{}", searches.body);
     assert_eq!(searches.json(), json!([]), "every search has ended");
+    let workers = call(address, "GET", "/api/v1/workers", &[], "").await;
+    assert_eq!(workers.code, 200, "{}", workers.body);
+    let workers = workers.json();
+    let list = workers.as_array().expect("an array of workers");
+    assert_eq!(list.len(), 1, "{workers}");
+    assert_eq!(
+        (list[0]["slots"].as_u64(), list[0]["busy_slots"].as_u64()),
+        (Some(2), Some(0)),
+        "{workers}"
+    );
     cluster.stop().await;
 }
 
@@ -275,6 +285,7 @@ async fn with_a_client_token_the_api_is_401_without_it() {
         ("/api/v1/solve", "POST", body.as_str()),
         ("/api/v1/stats", "GET", ""),
         ("/api/v1/searches", "GET", ""),
+        ("/api/v1/workers", "GET", ""),
     ] {
         let missing = call(address, method, path, &[], body).await;
         assert_eq!(missing.code, 401, "{path}: {}", missing.body);

@@ -6,15 +6,19 @@ use std::time::{Duration, Instant};
 
 use crate::common::{
     blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker,
-    start_coordinator, stats, tiles, wait_for_workers,
+    start_coordinator, stats, stop_while_holding_a_unit, tiles, wait_for_workers,
 };
-use npuzzle_coordinator::{Config, SchedulerConfig};
+use npuzzle_coordinator::{Config, HttpListener, SchedulerConfig};
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
     let lease = Duration::from_secs(120);
+    // The HTTP API tells which worker holds a unit.
+    let http = HttpListener::bind("127.0.0.1:0").unwrap();
+    let http_address = http.local_addr();
     let config = Config {
+        http: Some(http),
         probe_nodes: 1_000,
         units_per_slot: 32,
         scheduler: SchedulerConfig {
@@ -34,12 +38,16 @@ async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
     // enough to stop a worker mid-job.
     let tiles = tiles("10 0 2 4 5 1 6 12 11 13 9 7 15 3 14 8");
     let call = solve_until_both_busy(&url, blank_first_request(&tiles)).await;
+    // Terminated while it holds a unit: stopped there, sent SIGTERM, then let run to receive it.
+    stop_while_holding_a_unit(&a, http_address, "a").await;
     let terminated = Instant::now();
-    let sent = Command::new("kill")
-        .args(["-TERM", &a.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    for signal in ["-TERM", "-CONT"] {
+        let sent = Command::new("kill")
+            .args([signal, &a.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill {signal}");
+    }
     let exit = loop {
         if let Some(status) = a.0.try_wait().unwrap() {
             break status;

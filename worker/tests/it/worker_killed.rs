@@ -1,18 +1,22 @@
-//! Real worker processes: one is killed (`kill -9`) in the middle of a job; its units go back to
-//! the queue and the answer is still optimal.
+//! Real worker processes: one is killed (`kill -9`) in the middle of a job while it holds a
+//! unit; its units go back to the queue and the answer is still optimal.
 
 use crate::common::{
     blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker,
-    start_coordinator, stats, tiles, wait_for_workers,
+    start_coordinator, stats, stop_while_holding_a_unit, tiles, wait_for_workers,
 };
-use npuzzle_coordinator::Config;
+use npuzzle_coordinator::{Config, HttpListener};
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_worker_process_does_not_lose_the_answer() {
+    // The HTTP API tells which worker holds a unit.
+    let http = HttpListener::bind("127.0.0.1:0").unwrap();
+    let http_address = http.local_addr();
     let config = Config {
         probe_nodes: 1_000,
         units_per_slot: 32,
+        http: Some(http),
         ..Config::default()
     };
     let (url, shutdown) = start_coordinator(config).await;
@@ -25,6 +29,8 @@ async fn a_killed_worker_process_does_not_lose_the_answer() {
     // Korf #3: 59 moves, tens of millions of linear-conflict nodes: long enough to kill a worker.
     let tiles = tiles("14 7 8 2 13 11 10 4 9 12 5 0 3 6 1 15");
     let call = solve_until_both_busy(&url, blank_first_request(&tiles)).await;
+    // Killed while it holds a unit, so that its loss is what the answer survives.
+    stop_while_holding_a_unit(&a, http_address, "a").await;
     a.0.kill().unwrap(); // SIGKILL
     a.0.wait().unwrap();
 

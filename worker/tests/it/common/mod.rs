@@ -1,6 +1,8 @@
 //! Real worker processes around an in-process coordinator on loopback.
 #![allow(dead_code)]
 
+use std::io::{Read, Write};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -53,6 +55,63 @@ pub async fn wait_for_workers(url: &str, n: u32) {
         assert!(
             joined.elapsed() < Duration::from_secs(10),
             "workers did not join"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The coordinator's count of busy slots of the worker called `name`, from its HTTP API
+/// (`GET /api/v1/workers` on `http`); 0 if no such worker is connected.
+pub async fn busy_slots_of(http: SocketAddr, name: &str) -> u64 {
+    let body = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(http).expect("the HTTP API answers");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "GET /api/v1/workers HTTP/1.1\r\nHost: {http}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).unwrap();
+        raw.split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_string())
+            .expect("a header and a body")
+    })
+    .await
+    .unwrap();
+    let workers: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body:?}"));
+    workers
+        .as_array()
+        .expect("an array of workers")
+        .iter()
+        .find(|w| w["name"] == name)
+        .and_then(|w| w["busy_slots"].as_u64())
+        .unwrap_or(0)
+}
+
+/// Stops `worker` (SIGSTOP) at a moment when the coordinator counts it holding a unit, and
+/// returns with it stopped: a stopped process sends nothing, so what it holds can no longer
+/// change from its side. Each try lets the messages it sent before stopping arrive (50 ms)
+/// before asking; if it holds nothing it runs on (SIGCONT) and is tried again.
+#[cfg(unix)]
+pub async fn stop_while_holding_a_unit(worker: &Worker, http: SocketAddr, name: &str) {
+    let pid = worker.0.id() as libc::pid_t;
+    let began = Instant::now();
+    loop {
+        // SAFETY: kill(2) with a child's pid and a signal number; no memory is involved.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0, "SIGSTOP");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if busy_slots_of(http, name).await > 0 {
+            return;
+        }
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0, "SIGCONT");
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "worker {name} was never seen holding a unit"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
