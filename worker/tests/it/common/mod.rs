@@ -1,7 +1,6 @@
 //! Real worker processes around an in-process coordinator on loopback.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,6 +9,10 @@ use npuzzle_coordinator::Config;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
 use tokio_util::sync::CancellationToken;
+
+/// Plain HTTP/1.1 `GET` (and Prometheus parsing), shared with the coordinator's tests.
+#[path = "../../../../coordinator/tests/it/common/prometheus.rs"]
+mod prometheus;
 
 /// A worker process, killed when dropped.
 pub struct Worker(pub Child);
@@ -63,24 +66,11 @@ pub async fn wait_for_workers(url: &str, n: u32) {
 /// The coordinator's count of busy slots of the worker called `name`, from its HTTP API
 /// (`GET /api/v1/workers` on `http`); 0 if no such worker is connected.
 pub async fn busy_slots_of(http: SocketAddr, name: &str) -> u64 {
-    let body = tokio::task::spawn_blocking(move || {
-        let mut stream = std::net::TcpStream::connect(http).expect("the HTTP API answers");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
+    let (code, body) =
+        tokio::task::spawn_blocking(move || prometheus::get(http, "/api/v1/workers"))
+            .await
             .unwrap();
-        write!(
-            stream,
-            "GET /api/v1/workers HTTP/1.1\r\nHost: {http}\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut raw = String::new();
-        stream.read_to_string(&mut raw).unwrap();
-        raw.split_once("\r\n\r\n")
-            .map(|(_, body)| body.to_string())
-            .expect("a header and a body")
-    })
-    .await
-    .unwrap();
+    assert_eq!(code, 200, "GET /api/v1/workers: {body}");
     let workers: serde_json::Value =
         serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body:?}"));
     workers
