@@ -60,9 +60,6 @@ fn to_text(strings: &[Moves]) -> String {
     out
 }
 
-/// The order the search tries directions in (up, left, right, down): Korf's.
-pub(crate) const SEARCH_ORDER: [usize; 4] = [0, 2, 3, 1];
-
 /// How many moves before a search's root decide its automaton state: one less than the
 /// longest forbidden string.
 pub const TRAIL_MOVES: usize = 13;
@@ -278,7 +275,7 @@ fn forbidden_strings(max_len: usize) -> Vec<Moves> {
         let mut next_level = Vec::new();
         // Parents in order and directions in order: the children come in order too.
         for &parent in &level {
-            for direction in SEARCH_ORDER {
+            for direction in crate::moves::Move::SEARCH_ORDER.map(crate::moves::Move::index) {
                 let s = parent.push(direction);
                 if (2..len).any(|k| forbidden.contains(&s.suffix(k))) {
                     continue;

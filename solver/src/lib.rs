@@ -1,9 +1,9 @@
 //! # npuzzle-solver
 //!
 //! Optimal search for sliding-tile puzzles (8-, 15-, 24-puzzle and rectangular boards from 2x2
-//! to 5x5). A pure library: no I/O, no threads, no async (except [`store`], the pattern
-//! databases' files, behind the `store` feature). The coordinator and workers of the
-//! npuzzle cluster, and the `npuzzle` CLI, are built on it.
+//! to 5x5). A pure library: no I/O and no async (except [`store`], the pattern databases'
+//! files, behind the `store` feature); the only threads are the table builder's. The
+//! coordinator and workers of the npuzzle cluster, and the `npuzzle` CLI, are built on it.
 //!
 //! # Layout
 //!
@@ -47,6 +47,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// `unsafe` lives in one place only: the tables' memory (pdb/memory.rs, allowed there).
+#![deny(unsafe_code)]
+
 mod board;
 mod duplicates;
 mod exact;
@@ -70,7 +73,9 @@ pub use heuristic::{
 };
 pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
-pub use pdb::{FORMAT as PDB_FORMAT, Partition, PatternDb, PdbError, PdbHeuristic, PdbState};
+pub use pdb::{
+    FORMAT as PDB_FORMAT, Histogram, Partition, PatternDb, PdbError, PdbHeuristic, PdbState,
+};
 pub use search::{
     CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, Piece, SearchOutcome,
     SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, UnitSplit, UnsupportedHeuristic,

@@ -53,6 +53,21 @@ impl Move {
         }
     }
 
+    /// The order every search here tries the blank's moves in (Korf's: up, left, right, down).
+    /// The serial search, the work units' breadth-first cuts, the traces and the duplicate
+    /// automaton all follow it, so that of two paths to one state they keep the same one.
+    pub const SEARCH_ORDER: [Move; 4] = [Move::Up, Move::Left, Move::Right, Move::Down];
+
+    /// This move's place in [`Move::SEARCH_ORDER`].
+    pub fn search_rank(self) -> u8 {
+        match self {
+            Move::Up => 0,
+            Move::Left => 1,
+            Move::Right => 2,
+            Move::Down => 3,
+        }
+    }
+
     /// Index in [`Move::ALL`]; opposite moves differ in the lowest bit.
     pub(crate) fn index(self) -> usize {
         self as usize

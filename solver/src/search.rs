@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::board::{Board, step};
-use crate::duplicates::{DEAD, MoveAutomaton, SEARCH_ORDER, TRAIL_MOVES};
+use crate::duplicates::{DEAD, MoveAutomaton, TRAIL_MOVES};
 use crate::exact::ExactDistance;
 use crate::goal::{Goal, ShapeMismatch};
 use crate::heuristic::{Heuristic, HeuristicKind, LinearConflict, Manhattan};
@@ -260,7 +260,7 @@ impl<H: Heuristic> Engine<H> {
         bound: u32,
         next_bound: &mut u32,
     ) -> Vec<(Vec<u8>, u32)> {
-        const ORDER: [usize; 4] = [UP, LEFT, RIGHT, DOWN];
+        let order = Move::SEARCH_ORDER.map(Move::index);
         let n = self.cells;
         let w = self.width;
         let mut cells = state.cells;
@@ -283,8 +283,8 @@ impl<H: Heuristic> Engine<H> {
             let dir = dir as usize;
             let depth = g + i as u32 + 1;
             let mut level = Vec::new();
-            let after = ORDER.iter().position(|&d| d == dir).map_or(4, |p| p + 1);
-            for &d in &ORDER[after.min(4)..] {
+            let after = order.iter().position(|&d| d == dir).map_or(4, |p| p + 1);
+            for &d in &order[after.min(4)..] {
                 if self.can_move[blank] & (1 << d) == 0 || self.automaton.next(seq, d) == DEAD {
                     continue;
                 }
@@ -368,7 +368,7 @@ impl<H: Heuristic> Dfs<'_, H> {
     /// bound met below this node, or [`STOP`] when the goal was found or the search must stop
     /// (then `stopped` says why). The minimum travels in registers, not through memory.
     ///
-    /// Children are tried in Korf's order (blank up, left, right, down), each direction written
+    /// Children are tried in [`Move::SEARCH_ORDER`] (blank up, left, right, down), each direction written
     /// out so that no successor list is walked.
     fn dfs(&mut self, blank: usize, g: u32, h: u32, hs: H::State, seq: u32) -> u32 {
         if h == 0 && self.is_goal(blank) {
@@ -808,10 +808,7 @@ impl Solver {
     /// The directions in the order the search tries them, as moves of this solver's boards:
     /// breadth-first expansions keep, of two paths to one state, the one the search prefers.
     fn search_order(&self) -> [Move; 4] {
-        SEARCH_ORDER.map(|d| {
-            let m = Move::from_index(d);
-            if self.rotated { m.opposite() } else { m }
-        })
+        Move::SEARCH_ORDER.map(|m| if self.rotated { m.opposite() } else { m })
     }
 
     pub fn goal(&self) -> &Goal {

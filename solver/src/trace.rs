@@ -31,17 +31,12 @@ use crate::moves::{Move, moves_to_string, parse_moves};
 use crate::search::{Limits, Solver, UnitOutcome, WorkUnit};
 use crate::shape::Shape;
 
-/// The serial search's order of moves (Korf's: blank up, left, right, down).
-pub const DFS_ORDER: [Move; 4] = [Move::Up, Move::Left, Move::Right, Move::Down];
+/// The serial search's order of moves: [`Move::SEARCH_ORDER`].
+pub const DFS_ORDER: [Move; 4] = Move::SEARCH_ORDER;
 
-/// A move's rank in [`DFS_ORDER`].
+/// A move's rank in [`DFS_ORDER`] ([`Move::search_rank`]).
 pub fn dfs_rank(m: Move) -> u8 {
-    match m {
-        Move::Up => 0,
-        Move::Left => 1,
-        Move::Right => 2,
-        Move::Down => 3,
-    }
+    m.search_rank()
 }
 
 /// A path's place in the serial search's depth-first order: its moves' ranks, compared

@@ -83,25 +83,15 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
                 let bytes = db.to_bytes();
                 total_bytes += bytes.len() as u64;
                 let path = store.save(&partition, i, &bytes)?;
-                let values = db.values();
-                let mut hist = [0u64; 256];
-                for &v in &values {
-                    hist[v as usize] += 1;
-                }
-                let mean = hist
-                    .iter()
-                    .enumerate()
-                    .map(|(v, &c)| v as f64 * c as f64)
-                    .sum::<f64>()
-                    / values.len() as f64;
+                let histogram = db.histogram();
                 println!(
                     "{}: tiles {:?}, {} entries, {:.1} MB, mean {:.2}, max {}, built in {:.1} s",
                     path.display(),
                     tiles,
-                    values.len(),
+                    histogram.entries(),
                     bytes.len() as f64 / 1e6,
-                    mean,
-                    hist.iter().rposition(|&c| c > 0).unwrap_or(0),
+                    histogram.mean(),
+                    histogram.max(),
                     t.elapsed().as_secs_f64()
                 );
             }

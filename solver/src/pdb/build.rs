@@ -1,0 +1,248 @@
+//! Building a table: Korf & Felner's breadth-first search backwards from the goal over
+//! (placement, blank region) states, one pass over the placements per depth on every core.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering};
+
+use super::{PatternDb, PdbError};
+use crate::board::step;
+use crate::moves::Move;
+use crate::shape::Shape;
+
+/// A placement no depth has reached yet.
+pub(super) const UNSEEN: u8 = u8::MAX;
+
+impl PatternDb {
+    /// Builds the table (Korf & Felner's construction): a breadth-first search backwards from
+    /// the goal over states (placement of the pattern's tiles, blank cell), in which moving the
+    /// blank through cells no pattern tile holds is free and sliding a pattern tile into the
+    /// blank costs 1. The blank's free region is explored in one step (a flood fill over a cell
+    /// bitmask), so states are really (placement, region). A placement's value is the cost at
+    /// which it is first reached, i.e. the minimum over where the blank may be. Compared with
+    /// letting pattern tiles step anywhere free, this respects that the blank cannot cross a
+    /// wall of pattern tiles, which makes the tables markedly stronger.
+    ///
+    /// `progress(done, total)` is called once per depth with the placements settled so far.
+    /// Each depth is one pass over the placements, shared by all available cores.
+    pub fn build(
+        shape: Shape,
+        tiles: &[u8],
+        progress: impl FnMut(u64, u64),
+    ) -> Result<PatternDb, PdbError> {
+        Self::check_pattern(shape, tiles)?;
+        if shape.cells() <= 16 {
+            Self::build_with::<AtomicU16>(shape, tiles, progress)
+        } else {
+            Self::build_with::<AtomicU32>(shape, tiles, progress)
+        }
+    }
+
+    /// The breadth-first search of [`PatternDb::build`], with one word of blank cells per
+    /// placement (`u16` up to 16 cells, so the 7-8 tables need half the memory).
+    ///
+    /// Rather than queues of states, each depth is a bit per (placement, blank cell): `current`
+    /// holds the states reached at this depth, `next` those found for the next one, `reached`
+    /// those already expanded. A depth is one pass over `current` in placement order, split
+    /// into blocks that the threads claim; only the children's bits are set at random places,
+    /// with a load before the atomic OR so that most duplicates cost no locked instruction.
+    /// Everything a placement owns (its `reached` word and table byte) is written only by the
+    /// thread that claimed its block.
+    fn build_with<W: CellWord>(
+        shape: Shape,
+        tiles: &[u8],
+        mut progress: impl FnMut(u64, u64),
+    ) -> Result<PatternDb, PdbError> {
+        let k = tiles.len();
+        let total = Self::entries(shape, k);
+        let len = total as usize;
+        let table: Vec<AtomicU8> = (0..len).map(|_| AtomicU8::new(UNSEEN)).collect();
+        let reached: Vec<W> = (0..len).map(|_| W::default()).collect();
+        let mut current: Vec<W> = (0..len).map(|_| W::default()).collect();
+        let mut next: Vec<W> = (0..len).map(|_| W::default()).collect();
+        let shell = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
+        let geometry = Geometry::new(shape);
+        let start = shell.rank(tiles.iter().copied());
+        // Korf's goal: the blank on cell 0.
+        current[start].or(1);
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        const BLOCK: usize = 1 << 14;
+        let blocks = len.div_ceil(BLOCK);
+        let mut settled = 0u64;
+        for depth in 0u8.. {
+            if depth == UNSEEN {
+                return Err(PdbError::Pattern(format!(
+                    "{shape} {tiles:?}: distances beyond {UNSEEN} moves"
+                )));
+            }
+            let claimed = AtomicUsize::new(0);
+            let (expanded, newly) = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|_| {
+                        let (table, reached, current, next) = (&table, &reached, &current, &next);
+                        let (shell, geometry, claimed) = (&shell, &geometry, &claimed);
+                        scope.spawn(move || {
+                            let mut cells = [0u8; 32];
+                            let (mut expanded, mut newly) = (0u64, 0u64);
+                            loop {
+                                let block = claimed.fetch_add(1, Ordering::Relaxed);
+                                if block >= blocks {
+                                    break;
+                                }
+                                for rank in block * BLOCK..((block + 1) * BLOCK).min(len) {
+                                    let mut fresh = current[rank].get() & !reached[rank].get();
+                                    if fresh == 0 {
+                                        continue;
+                                    }
+                                    shell.unrank(rank as u64, &mut cells);
+                                    let occupied: u32 =
+                                        cells[..k].iter().fold(0, |m, &c| m | 1 << c);
+                                    let free = geometry.all & !occupied;
+                                    if table[rank].load(Ordering::Relaxed) == UNSEEN {
+                                        table[rank].store(depth, Ordering::Relaxed);
+                                        newly += 1;
+                                    }
+                                    while fresh != 0 {
+                                        let region =
+                                            geometry.flood(fresh & fresh.wrapping_neg(), free);
+                                        fresh &= !region;
+                                        reached[rank].set(reached[rank].get() | region);
+                                        expanded += 1;
+                                        // Slide any pattern tile next to the region into it.
+                                        for i in 0..k {
+                                            let from = cells[i];
+                                            let mut targets =
+                                                geometry.neighbours[from as usize] & region;
+                                            while targets != 0 {
+                                                let to = targets.trailing_zeros() as u8;
+                                                targets &= targets - 1;
+                                                cells[i] = to;
+                                                let child = shell.rank(cells[..k].iter().copied());
+                                                cells[i] = from;
+                                                let bit = 1u32 << from;
+                                                if next[child].get() & bit == 0 {
+                                                    next[child].or(bit);
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                            (expanded, newly)
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+            });
+            settled += newly;
+            progress(settled, total);
+            if expanded == 0 {
+                break;
+            }
+            std::mem::swap(&mut current, &mut next);
+            clear(&next, threads);
+        }
+        let table: Vec<u8> = table.into_iter().map(AtomicU8::into_inner).collect();
+        if let Some(rank) = table.iter().position(|&v| v == UNSEEN) {
+            return Err(PdbError::Pattern(format!(
+                "{shape} {tiles:?}: placement {rank} was never reached"
+            )));
+        }
+        Ok(PatternDb::from_values(shape, tiles, &table))
+    }
+}
+
+/// A placement's word of blank cells, shared between the build threads.
+trait CellWord: Default + Sync {
+    fn get(&self) -> u32;
+    fn set(&self, value: u32);
+    fn or(&self, bits: u32);
+}
+
+impl CellWord for AtomicU16 {
+    #[inline(always)]
+    fn get(&self) -> u32 {
+        self.load(Ordering::Relaxed) as u32
+    }
+    #[inline(always)]
+    fn set(&self, value: u32) {
+        self.store(value as u16, Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn or(&self, bits: u32) {
+        self.fetch_or(bits as u16, Ordering::Relaxed);
+    }
+}
+
+impl CellWord for AtomicU32 {
+    #[inline(always)]
+    fn get(&self) -> u32 {
+        self.load(Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn set(&self, value: u32) {
+        self.store(value, Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn or(&self, bits: u32) {
+        self.fetch_or(bits, Ordering::Relaxed);
+    }
+}
+
+/// Zeroes `words` with `threads` threads.
+fn clear<W: CellWord>(words: &[W], threads: usize) {
+    let chunk = words.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for part in words.chunks(chunk) {
+            scope.spawn(move || part.iter().for_each(|w| w.set(0)));
+        }
+    });
+}
+
+/// Cell bitmasks of a board: all cells, and each cell's neighbours.
+struct Geometry {
+    all: u32,
+    neighbours: [u32; 32],
+}
+
+impl Geometry {
+    fn new(shape: Shape) -> Geometry {
+        let mut neighbours = [0u32; 32];
+        for (cell, mask) in neighbours.iter_mut().enumerate().take(shape.cells()) {
+            for mv in Move::ALL {
+                if let Some(to) = step(shape, cell, mv) {
+                    *mask |= 1 << to;
+                }
+            }
+        }
+        Geometry {
+            all: if shape.cells() == 32 {
+                u32::MAX
+            } else {
+                (1 << shape.cells()) - 1
+            },
+            neighbours,
+        }
+    }
+
+    /// The cells of `free` connected to `seed`.
+    fn flood(&self, seed: u32, free: u32) -> u32 {
+        let mut region = seed & free;
+        loop {
+            let mut grown = region;
+            let mut rest = region;
+            while rest != 0 {
+                let c = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                grown |= self.neighbours[c];
+            }
+            grown &= free;
+            if grown == region {
+                return region;
+            }
+            region = grown;
+        }
+    }
+}

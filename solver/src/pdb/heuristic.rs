@@ -1,0 +1,370 @@
+//! The heuristic the search carries: every table's rank changed move by move, the reflected
+//! lookup on square boards, the larger of the two sums.
+
+use super::packing::manhattan_table;
+use super::{Partition, PatternDb, PdbError};
+use crate::heuristic::Heuristic;
+use crate::shape::Shape;
+use std::sync::Arc;
+
+/// What the hot loop reads of one table: the digits' weights as fixed `u32`s, and the entries.
+#[derive(Clone, Debug)]
+struct Lookup {
+    /// `multiplier[i]`: the weight of tile i's digit in the rank.
+    multiplier: [u32; 8],
+    /// Two entries a byte ([`PatternDb::table`]).
+    packed: Arc<[u8]>,
+}
+
+impl Lookup {
+    fn new(db: &PatternDb) -> Lookup {
+        let mut multiplier = [0; 8];
+        for (m, &wide) in multiplier.iter_mut().zip(&db.multiplier) {
+            *m = wide as u32;
+        }
+        Lookup {
+            multiplier,
+            packed: Arc::clone(&db.table),
+        }
+    }
+
+    /// Entry `rank`'s nibble: its value less the pattern tiles' Manhattan distance, halved
+    /// (see [`nibble`]).
+    #[inline(always)]
+    fn excess(&self, rank: u32) -> u32 {
+        let byte = self.packed.get(rank as usize >> 1).copied().unwrap_or(0);
+        ((byte >> ((rank & 1) * 4)) & 15) as u32
+    }
+}
+
+/// How a pattern's rank changes when its tile `j` slides from cell `from` to the neighbouring
+/// cell `to`, on a board `width` cells wide (the board or its reflection).
+///
+/// Tile j's digit counts the free cells below its own among those its earlier tiles leave;
+/// a later tile's digit counts whether tile j lies below it. A move sideways passes no cell,
+/// so only tile j's digit changes, by one. A move up or down passes the `width - 1` cells in
+/// between: tile j's digit changes by `width` less the earlier tiles it passes, and each later
+/// tile it passes gains or loses one. `passed[label]` holds what passing the tile with that
+/// label adds (see [`PdbHeuristic::new`]); `label_at(c)` reads the label on cell `c`. The rank
+/// is kept modulo 2^32 (every table has fewer entries), so the sums may wrap.
+#[inline(always)]
+fn rank_change(
+    multiplier: u32,
+    passed: &[u32; 32],
+    width: usize,
+    from: usize,
+    to: usize,
+    label_at: impl Fn(usize) -> u8,
+) -> u32 {
+    let mut change = multiplier;
+    if from.abs_diff(to) != 1 {
+        change = multiplier.wrapping_mul(width as u32);
+        let low = from.min(to);
+        for c in low + 1..low + width {
+            change = change.wrapping_add(passed[label_at(c) as usize & 31]);
+        }
+    }
+    if to > from {
+        change
+    } else {
+        change.wrapping_neg()
+    }
+}
+
+/// The additive heuristic of a partition's tables, with the reflected lookup on square boards.
+///
+/// The search carries each table's rank from a node to its children and changes it by what the
+/// move changes ([`rank_change`]): a lookup costs a few additions, not a rank computed over
+/// every tile of the pattern.
+#[derive(Clone, Debug)]
+pub struct PdbHeuristic {
+    dbs: Vec<PatternDb>,
+    lookups: Vec<Lookup>,
+    cells: usize,
+    width: usize,
+    /// `pattern_of[label]`: the pattern that holds a label (unused for the blank).
+    pattern_of: [u8; 32],
+    /// `index_of[label]`: the label's index in its pattern.
+    index_of: [u8; 32],
+    /// Cell reflected about the main diagonal (square boards only).
+    reflect: Option<[u8; 32]>,
+    manhattan: [[u8; 32]; 32],
+    /// `passed[p][j][label]`: what pattern p's rank gains, for a move towards higher cells, when
+    /// its tile j passes the tile `label` ([`rank_change`]): if `label` is tile i of pattern p,
+    /// minus tile j's multiplier when i < j, tile i's multiplier when i > j; 0 for other labels.
+    passed: Box<[[[u32; 32]; 8]; 8]>,
+    /// The same in the reflected board, indexed by the label on the board before reflection.
+    reflected_passed: Box<[[[u32; 32]; 8]; 8]>,
+}
+
+/// What the PDB heuristic carries per node: the board, and for each table its rank and entry
+/// for the board and for its reflection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PdbState {
+    /// `board[cell]`: the label on each cell.
+    board: [u8; 32],
+    rank: [u32; 8],
+    reflected_rank: [u32; 8],
+    /// Each table's entry: its value less its tiles' Manhattan distance, halved ([`nibble`]).
+    excess: [u8; 8],
+    reflected_excess: [u8; 8],
+    /// Sums of `excess` and of `reflected_excess`.
+    excess_sum: u32,
+    reflected_excess_sum: u32,
+    /// The pattern tiles' summed Manhattan distance, in the board and in its reflection.
+    manhattan: u32,
+    reflected_manhattan: u32,
+}
+
+impl PdbState {
+    fn value(&self) -> u32 {
+        self.manhattan + 2 * self.excess_sum
+    }
+
+    fn reflected_value(&self) -> u32 {
+        self.reflected_manhattan + 2 * self.reflected_excess_sum
+    }
+}
+
+impl PdbHeuristic {
+    /// The heuristic of `dbs`, which must be disjoint patterns of one shape (at most 8).
+    pub fn new(dbs: Vec<PatternDb>, reflect: bool) -> Result<PdbHeuristic, PdbError> {
+        let Some(first) = dbs.first() else {
+            return Err(PdbError::Pattern("no tables".into()));
+        };
+        let shape = first.shape;
+        if dbs.len() > 8 {
+            return Err(PdbError::Pattern("at most 8 patterns".into()));
+        }
+        let mut pattern_of = [u8::MAX; 32];
+        let mut index_of = [0u8; 32];
+        for (i, db) in dbs.iter().enumerate() {
+            if db.shape != shape {
+                return Err(PdbError::Pattern("tables of different shapes".into()));
+            }
+            if PatternDb::entries(shape, db.tiles.len()) > u64::from(u32::MAX) {
+                return Err(PdbError::Pattern(format!(
+                    "{shape} {:?}: more than 2^32 placements",
+                    db.tiles
+                )));
+            }
+            for (j, &t) in db.tiles.iter().enumerate() {
+                if pattern_of[t as usize] != u8::MAX {
+                    return Err(PdbError::Pattern(format!("tile {t} is in two patterns")));
+                }
+                pattern_of[t as usize] = i as u8;
+                index_of[t as usize] = j as u8;
+            }
+        }
+        let reflect = (reflect && shape.width() == shape.height()).then(|| {
+            let mut r = [0u8; 32];
+            for (cell, slot) in r.iter_mut().enumerate().take(shape.cells()) {
+                *slot = (shape.col(cell) * shape.width() + shape.row(cell)) as u8;
+            }
+            r
+        });
+        let manhattan = manhattan_table(shape);
+        let lookups: Vec<Lookup> = dbs.iter().map(Lookup::new).collect();
+        let mut passed = Box::new([[[0u32; 32]; 8]; 8]);
+        for (p, (db, lookup)) in dbs.iter().zip(&lookups).enumerate() {
+            for j in 0..db.tiles.len() {
+                for (i, &label) in db.tiles.iter().enumerate() {
+                    passed[p][j][label as usize & 31] = match i.cmp(&j) {
+                        std::cmp::Ordering::Less => lookup.multiplier[j].wrapping_neg(),
+                        std::cmp::Ordering::Greater => lookup.multiplier[i],
+                        std::cmp::Ordering::Equal => 0,
+                    };
+                }
+            }
+        }
+        let mut reflected_passed = Box::new([[[0u32; 32]; 8]; 8]);
+        if let Some(r) = &reflect {
+            for (p, per_tile) in passed.iter().enumerate() {
+                for (j, by_label) in per_tile.iter().enumerate() {
+                    for label in 0..shape.cells() {
+                        reflected_passed[p][j][label] = by_label[r[label] as usize];
+                    }
+                }
+            }
+        }
+        Ok(PdbHeuristic {
+            dbs,
+            lookups,
+            cells: shape.cells(),
+            width: shape.width(),
+            pattern_of,
+            index_of,
+            reflect,
+            manhattan,
+            passed,
+            reflected_passed,
+        })
+    }
+
+    /// The board shape the tables are for.
+    pub fn shape(&self) -> Shape {
+        self.dbs[0].shape
+    }
+
+    /// Builds every table of a partition (see [`PatternDb::build`]).
+    pub fn build(
+        partition: &Partition,
+        reflect: bool,
+        mut progress: impl FnMut(usize, u64, u64),
+    ) -> Result<PdbHeuristic, PdbError> {
+        let dbs = partition
+            .patterns
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PatternDb::build(partition.shape, p, |d, t| progress(i, d, t)))
+            .collect::<Result<Vec<_>, _>>()?;
+        PdbHeuristic::new(dbs, reflect)
+    }
+
+    /// The tables.
+    pub fn tables(&self) -> &[PatternDb] {
+        &self.dbs
+    }
+
+    /// The reflected board's `position[label]`: label `l` on cell `c` becomes label `r(l)` on
+    /// cell `r(c)`.
+    fn reflected_position(&self, r: &[u8; 32], position: &[u8; 32]) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        for l in 0..self.cells {
+            out[r[l] as usize] = r[position[l] as usize];
+        }
+        out
+    }
+
+    /// Each table's rank and entry for a board given as `position[label]`, and the pattern
+    /// tiles' Manhattan distance.
+    fn look_up_all(&self, position: &[u8; 32]) -> ([u32; 8], [u8; 8], u32) {
+        let (mut ranks, mut excess, mut manhattan) = ([0u32; 8], [0u8; 8], 0u32);
+        for (p, (db, lookup)) in self.dbs.iter().zip(&self.lookups).enumerate() {
+            let rank = db.rank(db.tiles.iter().map(|&t| position[t as usize & 31])) as u32;
+            ranks[p] = rank;
+            excess[p] = lookup.excess(rank) as u8;
+            for &t in &db.tiles {
+                manhattan +=
+                    self.manhattan[t as usize & 31][position[t as usize & 31] as usize & 31] as u32;
+            }
+        }
+        (ranks, excess, manhattan)
+    }
+}
+
+impl Heuristic for PdbHeuristic {
+    type State = PdbState;
+
+    fn evaluate(&self, cells: &[u8]) -> (u32, PdbState) {
+        let mut board = [0u8; 32];
+        let mut position = [0u8; 32];
+        for (cell, &label) in cells.iter().enumerate().take(self.cells) {
+            board[cell] = label;
+            position[label as usize & 31] = cell as u8;
+        }
+        let (rank, excess, manhattan) = self.look_up_all(&position);
+        let mut state = PdbState {
+            board,
+            rank,
+            reflected_rank: [0; 8],
+            excess,
+            reflected_excess: [0; 8],
+            excess_sum: excess.iter().map(|&e| e as u32).sum(),
+            reflected_excess_sum: 0,
+            manhattan,
+            reflected_manhattan: 0,
+        };
+        let mut h = state.value();
+        if let Some(r) = &self.reflect {
+            let (rank, excess, manhattan) =
+                self.look_up_all(&self.reflected_position(r, &position));
+            state.reflected_rank = rank;
+            state.reflected_excess = excess;
+            state.reflected_excess_sum = excess.iter().map(|&e| e as u32).sum();
+            state.reflected_manhattan = manhattan;
+            h = h.max(state.reflected_value());
+        }
+        (h, state)
+    }
+
+    #[inline(always)]
+    fn after_move(
+        &self,
+        h: u32,
+        state: &PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+    ) -> (u32, PdbState) {
+        self.after_move_within(h, state, label, from, to, vertical, u32::MAX)
+    }
+
+    #[inline(always)]
+    fn after_move_within(
+        &self,
+        _: u32,
+        state: &PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+        _: bool,
+        limit: u32,
+    ) -> (u32, PdbState) {
+        let mut next = *state;
+        let (l, from, to) = (label as usize & 31, from & 31, to & 31);
+        next.board[to] = label;
+        // The blank (label 0 for these tables) takes the tile's old cell.
+        next.board[from] = 0;
+        // Only the moved tile's pattern changes. The tile's Manhattan distance changes by the
+        // same in the board and in its reflection (which keeps distances).
+        let md_change = (self.manhattan[l][to] as u32).wrapping_sub(self.manhattan[l][from] as u32);
+        let p = self.pattern_of[l] as usize & 7;
+        if let Some(lookup) = self.lookups.get(p) {
+            let j = self.index_of[l] as usize & 7;
+            let change = rank_change(
+                lookup.multiplier[j],
+                &self.passed[p][j],
+                self.width,
+                from,
+                to,
+                |c| next.board[c & 31],
+            );
+            next.rank[p] = next.rank[p].wrapping_add(change);
+            let e = lookup.excess(next.rank[p]);
+            next.excess_sum = next.excess_sum + e - next.excess[p] as u32;
+            next.excess[p] = e as u8;
+            next.manhattan = next.manhattan.wrapping_add(md_change);
+        }
+        let value = next.value();
+        let Some(r) = &self.reflect else {
+            return (value, next);
+        };
+        if value > limit {
+            // Pruned whatever the reflection says: skip its lookup.
+            return (value, next);
+        }
+        // In the reflected board, label r(l) moved from cell r(from) to cell r(to).
+        let rl = r[l] as usize & 31;
+        let rp = self.pattern_of[rl] as usize & 7;
+        if let Some(lookup) = self.lookups.get(rp) {
+            let j = self.index_of[rl] as usize & 7;
+            let change = rank_change(
+                lookup.multiplier[j],
+                &self.reflected_passed[rp][j],
+                self.width,
+                r[from] as usize,
+                r[to] as usize,
+                |c| next.board[r[c & 31] as usize & 31],
+            );
+            next.reflected_rank[rp] = next.reflected_rank[rp].wrapping_add(change);
+            let e = lookup.excess(next.reflected_rank[rp]);
+            next.reflected_excess_sum =
+                next.reflected_excess_sum + e - next.reflected_excess[rp] as u32;
+            next.reflected_excess[rp] = e as u8;
+            next.reflected_manhattan = next.reflected_manhattan.wrapping_add(md_change);
+        }
+        (value.max(next.reflected_value()), next)
+    }
+}

@@ -1,0 +1,232 @@
+//! Additive disjoint pattern databases (Korf & Felner 2002, "Disjoint pattern database
+//! heuristics").
+//!
+//! The tiles are split into disjoint *patterns*. For each pattern a table holds, for every
+//! placement of that pattern's tiles, the fewest moves **of those tiles** that bring them all
+//! home, the other tiles being ignored (the blank is wherever it is needed). Since each move
+//! moves one tile of one pattern, the values of disjoint patterns add up to a lower bound: the
+//! sum is admissible. It is not consistent: the tables know that the blank cannot cross a wall
+//! of pattern tiles (see [`PatternDb::build`]), so one move can raise a value by 3 or more. On
+//! square boards the board reflected about the main diagonal gives a second admissible value;
+//! the heuristic is the larger of the two sums.
+//!
+//! The search carries each table's rank (its index into the table) from a node to its children
+//! and changes it by what the move changes (see `rank_change`), so a lookup costs a few
+//! additions and one memory read.
+//!
+//! Tables are built for the goal "blank on cell 0, tile k on cell k" (Korf's goal). Like every
+//! heuristic here they see boards relabelled by their goal, so any goal whose blank belongs on
+//! cell 0 uses them directly; the [`crate::Solver`] turns boards whose blank belongs on the last
+//! cell by 180° to use them too.
+//!
+//! A placement of a pattern's `k` tiles on `n` cells is indexed densely by its rank as a
+//! k-permutation of n (`n!/(n-k)!` entries). In memory an entry takes four bits: its distance
+//! less the pattern tiles' Manhattan distance (which the search carries along anyway), halved,
+//! capped at 15; the 7-8 tables take 289 MB instead of 577 MB, and none of the built-in
+//! partitions has an entry at the cap. Files (format 3) hold the packed table as it lies in
+//! memory, so loading one is a read and a checksum; format 2 files, one byte an entry, are still
+//! read and packed as they come.
+//!
+//! # Parts
+//!
+//! - this file: [`PatternDb`] (one pattern's table: ranks of placements, lookups) and
+//!   [`PdbError`];
+//! - `build`: the breadth-first construction, on every core;
+//! - `packing`: four bits an entry, the odometer over placements, [`Histogram`];
+//! - `file`: the table file format ([`FORMAT`]), verified as it is read;
+//! - `memory`: the tables' memory (huge pages), the only `unsafe` code of the solver;
+//! - `partition`: the built-in [`Partition`]s;
+//! - `heuristic`: [`PdbHeuristic`], what the search carries from node to node.
+//!
+//! # Example
+//!
+//! ```
+//! use npuzzle_solver::{Partition, PdbHeuristic, Shape};
+//!
+//! let shape = Shape::new(3, 3)?;
+//! let partition = Partition::named(shape, "4-4")?;
+//! let pdb = PdbHeuristic::build(&partition, true, |_table, _done, _total| {})?;
+//! let histogram = pdb.tables()[0].histogram();
+//! assert_eq!(histogram.entries(), 9 * 8 * 7 * 6);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod build;
+mod file;
+mod heuristic;
+// The solver denies `unsafe` everywhere else (lib.rs).
+#[allow(unsafe_code)]
+mod memory;
+mod packing;
+mod partition;
+#[cfg(test)]
+mod tests;
+
+pub use file::FORMAT;
+pub use heuristic::{PdbHeuristic, PdbState};
+pub use packing::Histogram;
+pub use partition::Partition;
+
+use std::sync::Arc;
+
+use thiserror::Error;
+
+use crate::shape::Shape;
+use packing::{manhattan, unpack};
+
+/// `a! / (a-b)!`: arrangements of `b` things out of `a`.
+fn arrangements(a: usize, b: usize) -> u64 {
+    (a - b + 1..=a).map(|x| x as u64).product()
+}
+
+/// One pattern's table.
+#[derive(Clone)]
+pub struct PatternDb {
+    shape: Shape,
+    /// The goal cells (= labels) of the pattern's tiles, in index order.
+    tiles: Vec<u8>,
+    /// `multiplier[i]`: the weight of the i-th tile's digit in the rank.
+    multiplier: Vec<u64>,
+    /// Two entries a byte, the even rank's in the low half (see [`nibble`]).
+    table: Arc<[u8]>,
+}
+
+impl std::fmt::Debug for PatternDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PatternDb({} {:?}, {} entries)",
+            self.shape,
+            self.tiles,
+            self.table.len()
+        )
+    }
+}
+
+/// Why a pattern or partition was refused, or a stored table rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PdbError {
+    #[error("invalid pattern: {0}")]
+    Pattern(String),
+    #[error("not a pattern database file (bad magic)")]
+    BadMagic,
+    #[error(
+        "pattern database format version {found} is not supported (this build reads {oldest} to {newest}): rebuild it with `npuzzle pdb build`"
+    )]
+    Version {
+        found: u32,
+        oldest: u32,
+        newest: u32,
+    },
+    #[error("pattern database file is truncated: {0}")]
+    Truncated(String),
+    #[error("pattern database checksum mismatch: the file is corrupt")]
+    Checksum,
+    #[error("pattern database is for {found}, not {expected}")]
+    Mismatch { found: String, expected: String },
+    #[error("pattern database could not be read: {0}")]
+    Read(String),
+}
+
+impl PatternDb {
+    fn check_pattern(shape: Shape, tiles: &[u8]) -> Result<(), PdbError> {
+        let n = shape.cells();
+        if tiles.is_empty() || tiles.len() >= n {
+            return Err(PdbError::Pattern(format!(
+                "a pattern needs 1 to {} tiles, got {}",
+                n - 2,
+                tiles.len()
+            )));
+        }
+        let mut seen = 0u32;
+        for &t in tiles {
+            if t == 0 || t as usize >= n {
+                return Err(PdbError::Pattern(format!(
+                    "tile {t} is not a tile of a {shape} board (1 to {})",
+                    n - 1
+                )));
+            }
+            if seen & (1 << t) != 0 {
+                return Err(PdbError::Pattern(format!("tile {t} appears twice")));
+            }
+            seen |= 1 << t;
+        }
+        Ok(())
+    }
+
+    fn new(shape: Shape, tiles: &[u8], table: Arc<[u8]>) -> PatternDb {
+        let n = shape.cells();
+        let k = tiles.len();
+        let multiplier = (0..k).map(|i| arrangements(n - 1 - i, k - 1 - i)).collect();
+        PatternDb {
+            shape,
+            tiles: tiles.to_vec(),
+            multiplier,
+            table,
+        }
+    }
+
+    /// Entries of a table for `k` tiles on `shape`.
+    pub fn entries(shape: Shape, k: usize) -> u64 {
+        arrangements(shape.cells(), k)
+    }
+
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// The pattern's tiles (their goal cells), in index order.
+    pub fn tiles(&self) -> &[u8] {
+        &self.tiles
+    }
+
+    /// The packed table: two entries a byte (each entry's distance less the pattern tiles'
+    /// Manhattan distance, halved, capped at 15), the even rank's in the low half.
+    pub fn table(&self) -> &[u8] {
+        &self.table
+    }
+
+    /// The rank of a placement: `cells[i]` is the cell of the i-th pattern tile.
+    #[inline(always)]
+    fn rank(&self, cells: impl Iterator<Item = u8>) -> usize {
+        let mut used = 0u32;
+        let mut rank = 0u64;
+        for (i, q) in cells.enumerate() {
+            let q = q as u32 & 31;
+            let smaller = (used & ((1u32 << q) - 1)).count_ones();
+            rank += (q - smaller) as u64 * self.multiplier[i];
+            used |= 1 << q;
+        }
+        rank as usize
+    }
+
+    /// The placement of a rank (inverse of [`PatternDb::rank`]).
+    fn unrank(&self, mut rank: u64, out: &mut [u8]) {
+        let mut used = 0u32;
+        for (i, slot) in out.iter_mut().enumerate().take(self.tiles.len()) {
+            let m = self.multiplier[i];
+            let d = (rank / m) as u32;
+            rank %= m;
+            // The d-th free cell.
+            let mut free = !used;
+            for _ in 0..d {
+                free &= free - 1;
+            }
+            let q = free.trailing_zeros();
+            *slot = q as u8;
+            used |= 1 << q;
+        }
+    }
+
+    /// The value for a board given as `position[label]` (the cell of each label).
+    #[inline(always)]
+    pub fn lookup(&self, position: &[u8]) -> u8 {
+        let r = self.rank(self.tiles.iter().map(|&t| position[t as usize & 31]));
+        let md: u32 = self
+            .tiles
+            .iter()
+            .map(|&t| manhattan(self.shape, t as usize, position[t as usize & 31] as usize))
+            .sum();
+        unpack(&self.table, r, md) as u8
+    }
+}

@@ -1,0 +1,328 @@
+//! The tables against plain searches, the file format against corruption, the carried
+//! ranks against ranks computed afresh.
+
+use super::build::UNSEEN;
+use super::file::MAGIC;
+use super::packing::*;
+use super::*;
+use crate::board::step;
+use crate::heuristic::Heuristic;
+use crate::moves::Move;
+
+#[test]
+fn rank_and_unrank_are_inverse() {
+    let shape = Shape::new(3, 3).unwrap();
+    let db = PatternDb::new(shape, &[1, 2, 3], Arc::from(Vec::new()));
+    let total = PatternDb::entries(shape, 3);
+    assert_eq!(total, 9 * 8 * 7);
+    let mut cells = [0u8; 32];
+    for r in 0..total {
+        db.unrank(r, &mut cells);
+        assert_eq!(db.rank(cells[..3].iter().copied()) as u64, r);
+    }
+}
+
+#[test]
+fn every_placement_is_reached_and_the_goal_is_zero() {
+    let shape = Shape::new(3, 3).unwrap();
+    let db = PatternDb::build(shape, &[1, 2, 3, 4], |_, _| {}).unwrap();
+    assert!(db.values().iter().all(|&v| v < UNSEEN));
+    let mut goal = [0u8; 32];
+    for (i, g) in goal.iter_mut().enumerate() {
+        *g = i as u8;
+    }
+    assert_eq!(db.lookup(&goal), 0);
+}
+
+/// The plainest possible construction: a 0-1 breadth-first search over every (placement,
+/// blank cell) state, one blank step at a time (free into a cell no pattern tile holds, 1
+/// for sliding a pattern tile), then the minimum over the blank.
+fn reference_table(shape: Shape, tiles: &[u8]) -> Vec<u8> {
+    let n = shape.cells();
+    let k = tiles.len();
+    let shell = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
+    let total = PatternDb::entries(shape, k) as usize;
+    let mut dist = vec![u8::MAX; total * n];
+    let start = shell.rank(tiles.iter().copied()) * n;
+    dist[start] = 0;
+    let mut deque = std::collections::VecDeque::from([start]);
+    let mut cells = [0u8; 32];
+    while let Some(state) = deque.pop_front() {
+        let (rank, blank) = (state / n, state % n);
+        let d = dist[state];
+        shell.unrank(rank as u64, &mut cells);
+        for mv in Move::ALL {
+            let Some(to) = step(shape, blank, mv) else {
+                continue;
+            };
+            let (child, cost) = match cells[..k].iter().position(|&c| c as usize == to) {
+                Some(i) => {
+                    let mut moved = cells;
+                    moved[i] = blank as u8;
+                    (shell.rank(moved[..k].iter().copied()) * n + to, 1)
+                }
+                None => (rank * n + to, 0),
+            };
+            if d + cost < dist[child] {
+                dist[child] = d + cost;
+                if cost == 0 {
+                    deque.push_front(child);
+                } else {
+                    deque.push_back(child);
+                }
+            }
+        }
+    }
+    dist.chunks(n).map(|c| *c.iter().min().unwrap()).collect()
+}
+
+/// The odometer's Manhattan distances, rank after rank, are those of each placement
+/// unranked and summed from scratch.
+#[test]
+fn the_odometer_walks_every_placement_in_rank_order() {
+    for (w, h, tiles) in [
+        (3, 3, vec![1, 2, 3, 4]),
+        (2, 4, vec![4, 5, 6, 7]),
+        (4, 4, vec![13, 14, 15]),
+        (5, 5, vec![18, 19, 24]),
+    ] {
+        let shape = Shape::new(w, h).unwrap();
+        let db = PatternDb::new(shape, &tiles, Arc::from(Vec::new()));
+        let manhattan = manhattan_table(shape);
+        let total = PatternDb::entries(shape, tiles.len());
+        for start in [0, total / 3, total - 1] {
+            let mut odometer = Odometer::at(&db, &manhattan, start);
+            let mut cells = [0u8; 32];
+            for rank in start..total {
+                db.unrank(rank, &mut cells);
+                assert_eq!(&odometer.cells[..tiles.len()], &cells[..tiles.len()]);
+                let md: u32 = (0..tiles.len())
+                    .map(|i| manhattan[tiles[i] as usize][cells[i] as usize] as u32)
+                    .sum();
+                assert_eq!(odometer.md, md, "{shape} {tiles:?} rank {rank}");
+                odometer.step();
+            }
+        }
+    }
+}
+
+/// Packing keeps every value up to 30 above the Manhattan distance exactly, and any larger
+/// one as a lower bound.
+#[test]
+fn packed_values_are_exact_or_a_lower_bound() {
+    for md in 0..40u32 {
+        for excess in (0..=60u32).step_by(2) {
+            let v = (md + excess).min(254) as u8;
+            let back = md + 2 * nibble(v, md) as u32;
+            if excess <= 30 && md + excess <= 254 {
+                assert_eq!(back, v as u32);
+            } else {
+                assert!(back <= v as u32);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_histogram_counts_every_value_of_the_table() {
+    let shape = Shape::new(3, 3).unwrap();
+    let db = PatternDb::build(shape, &[1, 2, 3, 4], |_, _| {}).unwrap();
+    let values = db.values();
+    let histogram = db.histogram();
+    let mut counts = [0u64; 256];
+    values.iter().for_each(|&v| counts[v as usize] += 1);
+    assert_eq!(histogram.counts, counts);
+    assert_eq!(histogram.entries(), PatternDb::entries(shape, 4));
+    assert_eq!(Some(&histogram.max()), values.iter().max());
+    let mean = values.iter().map(|&v| v as f64).sum::<f64>() / values.len() as f64;
+    assert!((histogram.mean() - mean).abs() < 1e-9);
+    assert!(
+        histogram.max() > 0,
+        "a 4-tile table of the 8-puzzle has non-zero entries"
+    );
+}
+
+#[test]
+fn built_tables_equal_a_plain_zero_one_search() {
+    for (w, h, tiles) in [
+        (3, 3, vec![1, 2, 3, 4]),
+        (3, 3, vec![5, 6, 7, 8]),
+        (3, 3, vec![2, 4, 8]),
+        (2, 4, vec![4, 5, 6, 7]),
+        (4, 2, vec![1, 2, 3]),
+        (4, 4, vec![13, 14, 15]),
+        (5, 5, vec![18, 19, 24]),
+    ] {
+        let shape = Shape::new(w, h).unwrap();
+        let built = PatternDb::build(shape, &tiles, |_, _| {}).unwrap();
+        assert_eq!(
+            built.values(),
+            reference_table(shape, &tiles),
+            "{shape} {tiles:?}"
+        );
+    }
+}
+
+#[test]
+fn round_trip_and_corruption_is_detected() {
+    let shape = Shape::new(3, 3).unwrap();
+    let db = PatternDb::build(shape, &[5, 6, 7], |_, _| {}).unwrap();
+    let bytes = db.to_bytes();
+    assert_eq!(PatternDb::format_of(&bytes[..]), Some(FORMAT));
+    // The packed table follows the header as it lies in memory.
+    assert_eq!(&bytes[bytes.len() - db.table().len()..], db.table());
+    let back = PatternDb::from_bytes(&bytes, shape, &[5, 6, 7]).unwrap();
+    assert_eq!(back.table(), db.table());
+    assert_eq!(back.values(), db.values());
+    let mut corrupt = bytes.clone();
+    let last = corrupt.len() - 10;
+    corrupt[last] ^= 1;
+    assert_eq!(
+        PatternDb::from_bytes(&corrupt, shape, &[5, 6, 7]).unwrap_err(),
+        PdbError::Checksum
+    );
+    assert!(matches!(
+        PatternDb::from_bytes(&bytes[..bytes.len() - 1], shape, &[5, 6, 7]),
+        Err(PdbError::Truncated(_))
+    ));
+    assert!(matches!(
+        PatternDb::from_bytes(&bytes, shape, &[5, 6, 8]),
+        Err(PdbError::Mismatch { .. })
+    ));
+    assert_eq!(
+        PatternDb::from_bytes(b"nonsense", shape, &[5, 6, 7]).unwrap_err(),
+        PdbError::BadMagic
+    );
+    assert!(matches!(
+        PatternDb::from_bytes(&bytes[..5], shape, &[5, 6, 7]),
+        Err(PdbError::Truncated(_))
+    ));
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(
+        PatternDb::from_bytes(&longer, shape, &[5, 6, 7]),
+        Err(PdbError::Truncated(_))
+    ));
+}
+
+#[test]
+fn format_2_files_still_load_and_other_versions_name_the_rebuild() {
+    let shape = Shape::new(3, 3).unwrap();
+    let db = PatternDb::build(shape, &[1, 2, 3, 4], |_, _| {}).unwrap();
+    let old = db.to_bytes_format_2();
+    assert_eq!(PatternDb::format_of(&old[..]), Some(2));
+    // One byte an entry: the exact values follow the header.
+    let values = db.values();
+    assert_eq!(&old[old.len() - values.len()..], &values[..]);
+    let back = PatternDb::from_bytes(&old, shape, &[1, 2, 3, 4]).unwrap();
+    assert_eq!(back.table(), db.table());
+    let mut corrupt = old.clone();
+    let last = corrupt.len() - 3;
+    corrupt[last] ^= 2;
+    assert_eq!(
+        PatternDb::from_bytes(&corrupt, shape, &[1, 2, 3, 4]).unwrap_err(),
+        PdbError::Checksum
+    );
+    for version in [1u32, 4] {
+        let mut other = db.to_bytes();
+        other[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&version.to_le_bytes());
+        let err = PatternDb::from_bytes(&other, shape, &[1, 2, 3, 4]).unwrap_err();
+        assert_eq!(
+            err,
+            PdbError::Version {
+                found: version,
+                oldest: 2,
+                newest: FORMAT
+            }
+        );
+        assert!(err.to_string().contains("npuzzle pdb build"), "{err}");
+    }
+    assert_eq!(PatternDb::format_of(&b"nonsense!!!!"[..]), None);
+}
+
+#[test]
+fn bad_patterns_are_refused() {
+    let shape = Shape::new(3, 3).unwrap();
+    assert!(PatternDb::build(shape, &[0, 1], |_, _| {}).is_err());
+    assert!(PatternDb::build(shape, &[1, 1], |_, _| {}).is_err());
+    assert!(PatternDb::build(shape, &[9], |_, _| {}).is_err());
+    assert!(Partition::named(shape, "7-8").is_err());
+}
+
+#[test]
+fn incremental_update_matches_full_evaluation() {
+    for (w, h, name) in [(3, 3, "4-4"), (4, 2, "3-4")] {
+        let shape = Shape::new(w, h).unwrap();
+        let partition = Partition::named(shape, name).unwrap();
+        let pdb = PdbHeuristic::build(&partition, true, |_, _, _| {}).unwrap();
+        walk_comparing_with_full_evaluation(&pdb, shape, 99, 3000);
+    }
+}
+
+/// Plays `moves` random moves (`seed` picks them) from the goal, carrying the heuristic's
+/// value and state from move to move, and checks both against a full evaluation after
+/// every move.
+fn walk_comparing_with_full_evaluation(
+    pdb: &PdbHeuristic,
+    shape: Shape,
+    mut seed: u64,
+    moves: usize,
+) {
+    let n = shape.cells();
+    let mut cells: Vec<u8> = (0..n as u8).collect();
+    let mut blank = 0usize;
+    let (mut hv, mut state) = pdb.evaluate(&cells);
+    for step_no in 0..moves {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mv = Move::ALL[(seed >> 33) as usize % 4];
+        let Some(to) = step(shape, blank, mv) else {
+            continue;
+        };
+        let label = cells[to];
+        (hv, state) = pdb.after_move(hv, &state, label, to, blank, false);
+        cells.swap(blank, to);
+        blank = to;
+        let (full, full_state) = pdb.evaluate(&cells);
+        assert_eq!(hv, full, "{shape} after {step_no} moves");
+        assert_eq!(state, full_state, "{shape} after {step_no} moves");
+    }
+}
+
+/// The ranks carried from move to move ([`rank_change`]) on wider boards, with patterns
+/// whose tiles share columns and come in mixed index order, so that moves up and down pass
+/// earlier and later tiles of their own pattern, in the board and in its reflection.
+#[test]
+fn carried_ranks_match_ranks_computed_afresh() {
+    let cases: [(usize, &[&[u8]]); 2] = [
+        (
+            4,
+            &[
+                &[9, 1, 13, 5],
+                &[2, 14, 6, 10],
+                &[15, 3, 11],
+                &[4, 12, 8, 7],
+            ],
+        ),
+        (
+            5,
+            &[
+                &[11, 1, 6],
+                &[2, 22, 12],
+                &[18, 3, 8],
+                &[24, 14, 19],
+                &[5, 20, 15],
+            ],
+        ),
+    ];
+    for (side, patterns) in cases {
+        let shape = Shape::new(side, side).unwrap();
+        let dbs = patterns
+            .iter()
+            .map(|p| PatternDb::build(shape, p, |_, _| {}).unwrap())
+            .collect();
+        let pdb = PdbHeuristic::new(dbs, true).unwrap();
+        walk_comparing_with_full_evaluation(&pdb, shape, 7, 20_000);
+    }
+}
