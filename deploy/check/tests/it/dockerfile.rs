@@ -75,16 +75,76 @@ fn last_stage(all: &[Instruction]) -> usize {
     all.iter().map(|i| i.stage).max().unwrap_or(0)
 }
 
+/// The default of each `ARG NAME=default` (global or in a stage).
+fn arg_defaults(all: &[Instruction]) -> std::collections::BTreeMap<String, String> {
+    all.iter()
+        .filter(|i| i.keyword == "ARG")
+        .filter_map(|i| i.args.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// `${NAME}` or `$NAME` replaced by the ARG's default.
+fn expand(text: &str, args: &std::collections::BTreeMap<String, String>) -> String {
+    let mut out = text.to_string();
+    for (k, v) in args {
+        out = out
+            .replace(&format!("${{{k}}}"), v)
+            .replace(&format!("${k}"), v);
+    }
+    out
+}
+
 #[test]
 fn it_is_multi_stage_with_a_slim_runtime() {
     let all = dockerfile();
+    let args = arg_defaults(&all);
     let froms: Vec<&Instruction> = all.iter().filter(|i| i.keyword == "FROM").collect();
     assert!(froms.len() >= 2, "a builder stage and a runtime stage");
-    let runtime = &froms.last().unwrap().args;
+    let runtime = expand(&froms.last().unwrap().args, &args);
     assert!(
         runtime.starts_with("debian:bookworm-slim") || runtime.contains("distroless/cc"),
         "runtime stage: {runtime}"
     );
+}
+
+/// No registry needed: no remote `# syntax=` frontend, and every stage's base is a build arg
+/// (a local image can stand in: deploy/image/base.sh) or an earlier stage.
+#[test]
+fn every_base_image_is_a_build_arg_and_no_frontend_is_fetched() {
+    let text = read("deploy/Dockerfile");
+    for line in text.lines().take_while(|l| l.trim_start().starts_with('#')) {
+        let directive = line.trim_start_matches('#').trim().to_ascii_lowercase();
+        assert!(
+            !directive.starts_with("syntax"),
+            "a `# syntax=` line makes BuildKit fetch its frontend from a registry: {line}"
+        );
+    }
+    let all = dockerfile();
+    let args = arg_defaults(&all);
+    let mut stages: Vec<String> = Vec::new();
+    for from in all.iter().filter(|i| i.keyword == "FROM") {
+        let words: Vec<&str> = from.args.split_whitespace().collect();
+        let base = words[0];
+        let name = base
+            .strip_prefix("${")
+            .and_then(|b| b.strip_suffix('}'))
+            .unwrap_or_else(|| panic!("FROM {base}: name the base image with a build arg"));
+        assert!(
+            args.contains_key(name),
+            "FROM {base}: no ARG {name} with a default"
+        );
+        if let Some(at) = words.iter().position(|w| w.eq_ignore_ascii_case("AS")) {
+            stages.push(words[at + 1].to_string());
+        }
+    }
+    // The runtime stage copies its binaries from a stage that the BINARIES arg can replace.
+    assert_eq!(
+        args.get("BINARIES").map(String::as_str),
+        Some("builder"),
+        "ARG BINARIES=builder: the binaries are built here unless an image of them is given"
+    );
+    assert!(stages.iter().any(|s| s == "builder"), "{stages:?}");
 }
 
 #[test]
