@@ -198,32 +198,69 @@ mod console {
 }
 
 /// Serves `router` on `listener` until `stop` fires; connections still open then get
-/// [`CLOSE_GRACE`] to finish.
+/// [`CLOSE_GRACE`] to finish. A request whose header has not all come within `header_read` of
+/// the connection's opening (or of the previous response) closes its connection: a client
+/// trickling its request a byte at a time holds nothing for long.
 pub(crate) async fn serve(
     listener: &HttpListener,
     router: Router,
     limits: crate::incoming::Limits,
+    header_read: Duration,
     stop: CancellationToken,
 ) -> io::Result<()> {
-    use axum::serve::ListenerExt;
+    use axum::extract::connect_info::ConnectInfo;
+    use axum::serve::Listener;
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use tower::ServiceExt;
     let tcp = tokio::net::TcpListener::from_std(listener.listener.try_clone()?)?;
-    // The gRPC port's bounds (connections, first byte), counted apart; `tap_io` only lends
-    // the peer address to handlers.
-    let tcp = crate::incoming::BoundedListener::new(tcp, limits).tap_io(|_| {});
+    // The gRPC port's bounds (connections, first byte), counted apart.
+    let mut tcp = crate::incoming::BoundedListener::new(tcp, limits);
     tracing::info!(address = %listener.address, "web console and JSON API at http://{}/", listener.address);
-    let served = axum::serve(
-        tcp,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(stop.clone().cancelled_owned());
-    let mut served = std::pin::pin!(served.into_future());
-    tokio::select! {
-        result = &mut served => result,
-        () = async {
-            stop.cancelled().await;
-            tokio::time::sleep(CLOSE_GRACE).await;
-        } => Ok(()),
+    // axum::serve cannot set hyper's header timeout: each connection is served here as it
+    // does, over HTTP/1 with the timeout, the peer's address lent to handlers (ConnectInfo).
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let (io, peer) = tokio::select! {
+            accepted = tcp.accept() => accepted,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            () = stop.cancelled() => break,
+        };
+        let service = router
+            .clone()
+            .map_request(move |mut request: axum::http::Request<_>| {
+                request.extensions_mut().insert(ConnectInfo(peer));
+                request.map(axum::body::Body::new)
+            });
+        let service = hyper_util::service::TowerToHyperService::new(service);
+        let stop = stop.clone();
+        connections.spawn(async move {
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_read);
+            let builder = builder.http1_only();
+            let mut connection =
+                std::pin::pin!(builder.serve_connection(TokioIo::new(io), service));
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!(error = %e, %peer, "HTTP connection ended");
+                    }
+                }
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
     }
+    // Open connections (a long search, a console's event stream) get a moment to finish.
+    let _ = tokio::time::timeout(CLOSE_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    Ok(())
 }
 
 /// A refusal or failure, as the API answers it: a status code and a body in the shape of an

@@ -1,7 +1,9 @@
 //! The connections the server accepts, bounded: at most [`Limits::max_connections`] open at
-//! once (past it a new one is closed at once), and a connection that sends nothing within
-//! [`Limits::first_byte`] of being accepted (no HTTP/2 preface, no TLS hello) is closed. A peer
-//! that opens sockets and says nothing holds nothing for long.
+//! once (past it a new one is closed at once), a connection that sends nothing within
+//! [`Limits::first_byte`] of being accepted (no HTTP/2 preface, no TLS hello) is closed, and
+//! with [`Limits::preface`] one that has not sent the whole HTTP/2 client preface (the 24
+//! magic bytes and its first frame, the SETTINGS) by then is closed too. A peer that opens
+//! sockets and says nothing, or trickles its opening a byte at a time, holds nothing for long.
 
 use std::future::Future;
 use std::io;
@@ -21,6 +23,10 @@ use tonic::transport::server::{Connected, TcpConnectInfo, TcpIncoming};
 pub struct Limits {
     pub max_connections: usize,
     pub first_byte: Duration,
+    /// The HTTP/2 client preface must be complete within this long of accept (`None`: not
+    /// checked: the HTTP port, whose requests hyper times, and TLS, whose handshake tonic
+    /// times).
+    pub preface: Option<Duration>,
 }
 
 /// `incoming` with [`Limits`] applied.
@@ -31,7 +37,7 @@ pub fn bounded(
     let open = Arc::new(Semaphore::new(limits.max_connections));
     incoming.filter_map(move |accepted| match accepted {
         Ok(stream) => match Arc::clone(&open).try_acquire_owned() {
-            Ok(permit) => Some(Ok(Guarded::new(stream, permit, limits.first_byte))),
+            Ok(permit) => Some(Ok(Guarded::new(stream, permit, limits))),
             Err(_) => {
                 // Dropping the stream closes it; one line per refusal would let a flood fill
                 // the logs, so refusals are counted instead.
@@ -49,18 +55,69 @@ pub struct Guarded<IO> {
     /// Until the first byte arrives: when it fires, reads fail and the server drops the
     /// connection.
     first_byte: Option<Pin<Box<Sleep>>>,
+    /// Until the HTTP/2 client preface is complete (see [`Limits::preface`]).
+    preface: Option<Preface>,
     _permit: OwnedSemaphorePermit,
 }
 
+/// How far the HTTP/2 client preface has come: the 24-byte magic, then the first frame
+/// (RFC 9113 §3.4: a SETTINGS frame), a 9-byte header giving its length.
+struct Preface {
+    deadline: Pin<Box<Sleep>>,
+    seen: usize,
+    /// Bytes the preface has in all: known once the frame header is in.
+    need: usize,
+    frame_header: [u8; 9],
+}
+
+const MAGIC: usize = 24;
+
+impl Preface {
+    fn new(within: Duration) -> Preface {
+        Preface {
+            deadline: Box::pin(tokio::time::sleep(within)),
+            seen: 0,
+            need: MAGIC + 9,
+            frame_header: [0; 9],
+        }
+    }
+
+    /// Counts `bytes`, the next ones read; true once the preface is complete.
+    fn read(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            if self.seen >= self.need {
+                break;
+            }
+            if (MAGIC..MAGIC + 9).contains(&self.seen) {
+                self.frame_header[self.seen - MAGIC] = b;
+                if self.seen == MAGIC + 8 {
+                    let [a, b, c, ..] = self.frame_header;
+                    let length = (usize::from(a) << 16) | (usize::from(b) << 8) | usize::from(c);
+                    self.need = MAGIC + 9 + length;
+                }
+            }
+            self.seen += 1;
+        }
+        self.seen >= self.need
+    }
+}
+
 impl<IO> Guarded<IO> {
-    fn new(inner: IO, permit: OwnedSemaphorePermit, first_byte: Duration) -> Guarded<IO> {
+    fn new(inner: IO, permit: OwnedSemaphorePermit, limits: Limits) -> Guarded<IO> {
         Guarded {
             inner,
-            first_byte: Some(Box::pin(tokio::time::sleep(first_byte))),
+            first_byte: Some(Box::pin(tokio::time::sleep(limits.first_byte))),
+            preface: limits.preface.map(Preface::new),
             _permit: permit,
         }
     }
 }
+
+fn timed_out(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::TimedOut, what.to_string())
+}
+
+const TRICKLED: &str = "the peer did not send its HTTP/2 preface in time";
 
 impl<IO: AsyncRead + Unpin> AsyncRead for Guarded<IO> {
     fn poll_read(
@@ -74,16 +131,24 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Guarded<IO> {
             Poll::Ready(result) => {
                 if buf.filled().len() > before {
                     this.first_byte = None;
+                    if let Some(preface) = this.preface.as_mut() {
+                        if preface.read(&buf.filled()[before..]) {
+                            this.preface = None;
+                        } else if preface.deadline.is_elapsed() {
+                            return Poll::Ready(Err(timed_out(TRICKLED)));
+                        }
+                    }
                 }
                 Poll::Ready(result)
             }
             Poll::Pending => {
                 if let Some(deadline) = this.first_byte.as_mut() {
                     ready!(deadline.as_mut().poll(cx));
-                    return Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "the peer sent nothing after connecting",
-                    )));
+                    return Poll::Ready(Err(timed_out("the peer sent nothing after connecting")));
+                }
+                if let Some(preface) = this.preface.as_mut() {
+                    ready!(preface.deadline.as_mut().poll(cx));
+                    return Poll::Ready(Err(timed_out(TRICKLED)));
                 }
                 Poll::Pending
             }
@@ -135,7 +200,7 @@ impl<IO: Connected<ConnectInfo = TcpConnectInfo>> Connected for Guarded<IO> {
 pub struct BoundedListener {
     listener: tokio::net::TcpListener,
     open: Arc<Semaphore>,
-    first_byte: Duration,
+    limits: Limits,
 }
 
 impl BoundedListener {
@@ -143,7 +208,7 @@ impl BoundedListener {
         BoundedListener {
             listener,
             open: Arc::new(Semaphore::new(limits.max_connections)),
-            first_byte: limits.first_byte,
+            limits,
         }
     }
 }
@@ -167,7 +232,7 @@ impl axum::serve::Listener for BoundedListener {
             match Arc::clone(&self.open).try_acquire_owned() {
                 Ok(permit) => {
                     let _ = stream.set_nodelay(true);
-                    return (Guarded::new(stream, permit, self.first_byte), peer);
+                    return (Guarded::new(stream, permit, self.limits), peer);
                 }
                 Err(_) => {
                     metrics::counter!(crate::metrics::CONNECTIONS_REFUSED).increment(1);

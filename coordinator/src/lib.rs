@@ -119,6 +119,14 @@ pub struct Config {
     /// A connection that sends nothing (no HTTP/2 preface, no TLS hello) within this long of
     /// being accepted is closed.
     pub first_byte_timeout: Duration,
+    /// A gRPC connection must have sent its whole opening within this long of being accepted
+    /// (in plaintext the HTTP/2 client preface and its SETTINGS frame; with [`Config::tls`]
+    /// the TLS handshake), or it is closed: a peer trickling its opening a byte at a time
+    /// holds nothing for long.
+    pub handshake_timeout: Duration,
+    /// An HTTP request (on [`Config::http`]) must have sent its whole header within this long
+    /// of the connection's opening, or of the previous response, or the connection is closed.
+    pub header_read_timeout: Duration,
     pub scheduler: SchedulerConfig,
     /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint. Bind it first
     /// ([`MetricsListener::bind`]) to learn its address (port 0 picks a free one).
@@ -155,6 +163,8 @@ impl Default for Config {
             quarantine_for: Duration::from_secs(120),
             max_connections: 16_384,
             first_byte_timeout: Duration::from_secs(10),
+            handshake_timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(10),
             scheduler: SchedulerConfig::default(),
             metrics: None,
             http: None,
@@ -209,7 +219,11 @@ pub async fn run(
         .http2_keepalive_timeout(Some(Duration::from_secs(20)));
     if let Some(tls) = &config.tls {
         server = server
-            .tls_config(tonic::transport::ServerTlsConfig::new().identity(tls.identity.clone()))
+            .tls_config(
+                tonic::transport::ServerTlsConfig::new()
+                    .identity(tls.identity.clone())
+                    .timeout(config.handshake_timeout),
+            )
             .map_err(Error::Tls)?;
     }
     // `stop` ends the server, the cluster actor and the metrics endpoint: `drain` after
@@ -257,7 +271,10 @@ pub async fn run(
     let limits = incoming::Limits {
         max_connections: config.max_connections.max(1),
         first_byte: config.first_byte_timeout,
+        // TLS: tonic times the handshake (above), and the preface comes encrypted.
+        preface: config.tls.is_none().then_some(config.handshake_timeout),
     };
+    let header_read = config.header_read_timeout;
     let solver_auth = auth::RequireToken::solver(&config.auth);
     let cluster_auth = auth::RequireToken::cluster(&config.auth);
     let http_auth = auth::RequireToken::http(&config.auth);
@@ -269,7 +286,11 @@ pub async fn run(
         let router = http::router(Arc::clone(&shared), http_auth, stop.clone());
         let stop = stop.clone();
         tokio::spawn(async move {
-            if let Err(e) = http::serve(&listener, router, limits, stop).await {
+            let limits = incoming::Limits {
+                preface: None,
+                ..limits
+            };
+            if let Err(e) = http::serve(&listener, router, limits, header_read, stop).await {
                 tracing::error!(error = %e, "the HTTP API stopped");
             }
         })

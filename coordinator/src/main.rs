@@ -71,6 +71,15 @@ struct Args {
     /// connection that sends nothing within 10 s of connecting is closed too.
     #[arg(long, env = "NPUZZLE_MAX_CONNECTIONS", default_value_t = 16_384)]
     max_connections: usize,
+    /// Seconds a new gRPC connection has to send its whole opening (the HTTP/2 preface and its
+    /// settings; with TLS, the handshake) before it is closed: peers that trickle it a byte at a
+    /// time hold nothing for long.
+    #[arg(long, env = "NPUZZLE_HANDSHAKE_SECS", default_value_t = 10)]
+    handshake_secs: u64,
+    /// Seconds an HTTP request (--http-listen) has to send its whole header, from the
+    /// connection's opening or the previous response, before the connection is closed.
+    #[arg(long, env = "NPUZZLE_HEADER_READ_SECS", default_value_t = 10)]
+    header_read_secs: u64,
     /// The share of worker reports (a unit searched without a find, a whole search's answer)
     /// searched again by another worker before they are relied on, from 0 (none) to 1 (all).
     /// A worker caught lying is dropped and quarantined, and every running job
@@ -222,6 +231,8 @@ async fn main() -> anyhow::Result<()> {
         max_searches_per_client: args.max_searches_per_client,
         max_workers: args.max_workers.max(1),
         max_connections: args.max_connections.max(1),
+        handshake_timeout: Duration::from_secs(args.handshake_secs.max(1)),
+        header_read_timeout: Duration::from_secs(args.header_read_secs.max(1)),
         max_slots_per_worker: args.max_slots_per_worker.max(1),
         quarantine_for: Duration::from_secs(args.quarantine_secs),
         scheduler: SchedulerConfig {

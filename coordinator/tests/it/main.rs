@@ -30,5 +30,6 @@ mod simulation;
 mod solve_stream;
 mod tls;
 mod tokens;
+mod trickle;
 mod validation;
 mod worker_limits;
