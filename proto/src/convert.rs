@@ -130,10 +130,26 @@ pub fn heuristic_to_wire(kind: HeuristicKind) -> v1::Heuristic {
     }
 }
 
-/// The partition a worker's hello names, checked against the built-in partitions of its shape.
+/// The partition a worker's hello names, checked against the built-in partitions of its shape:
+/// one name, or up to four joined by `+` (partitions whose heuristics the worker takes the max
+/// of; the first is returned, under the whole name).
 pub fn pattern_database_from_wire(db: &v1::PatternDatabase) -> Result<Partition, WireError> {
     let shape = Shape::new(db.width as usize, db.height as usize)?;
-    Partition::named(shape, &db.partition).map_err(WireError::PatternDatabase)
+    let mut parts = db.partition.split('+');
+    let first = parts.next().unwrap_or_default();
+    let mut partition = Partition::named(shape, first).map_err(WireError::PatternDatabase)?;
+    let mut count = 1;
+    for name in parts {
+        count += 1;
+        if count > 4 {
+            return Err(WireError::PatternDatabase(
+                npuzzle_solver::PdbError::Pattern("more than 4 partitions under the max".into()),
+            ));
+        }
+        Partition::named(shape, name).map_err(WireError::PatternDatabase)?;
+    }
+    partition.name = db.partition.clone();
+    Ok(partition)
 }
 
 pub fn pattern_database_to_wire(partition: &Partition) -> v1::PatternDatabase {
@@ -233,6 +249,29 @@ mod tests {
             e.to_string().contains("no partition \"9-9\" for 4x4"),
             "{e}"
         );
+        // Partitions under the max: each part must be a built-in one, at most four.
+        let five = Shape::new(5, 5).unwrap();
+        let both = v1::PatternDatabase {
+            width: 5,
+            height: 5,
+            partition: "6-6-6-6+6-6-6-6-kf".into(),
+        };
+        let read = pattern_database_from_wire(&both).unwrap();
+        assert_eq!(
+            (read.shape, read.name.as_str()),
+            (five, "6-6-6-6+6-6-6-6-kf")
+        );
+        for bad in [
+            "6-6-6-6+9-9",
+            "6-6-6-6+",
+            "6-6-6-6+6-6-6-6+6-6-6-6+6-6-6-6+6-6-6-6",
+        ] {
+            let db = v1::PatternDatabase {
+                partition: bad.into(),
+                ..both.clone()
+            };
+            assert!(pattern_database_from_wire(&db).is_err(), "{bad}");
+        }
         let huge = v1::PatternDatabase {
             width: 4_000_000_000,
             ..wire

@@ -74,7 +74,8 @@ pub use heuristic::{
 pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
 pub use pdb::{
-    FORMAT as PDB_FORMAT, Histogram, Partition, PatternDb, PdbError, PdbHeuristic, PdbState,
+    BlankGoal, DualTable, FORMAT as PDB_FORMAT, Histogram, Partition, PatternDb, PdbError,
+    PdbHeuristic, PdbMax, PdbState,
 };
 pub use search::{
     CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, Piece, SearchOutcome,

@@ -19,7 +19,7 @@ use crate::exact::ExactDistance;
 use crate::goal::{Goal, ShapeMismatch};
 use crate::heuristic::{Heuristic, HeuristicKind, LinearConflict, Manhattan};
 use crate::moves::Move;
-use crate::pdb::PdbHeuristic;
+use crate::pdb::{PdbHeuristic, PdbMax};
 use crate::shape::Shape;
 
 /// The deepest path the search can hold. The 24-puzzle needs at most 205 moves.
@@ -403,7 +403,16 @@ impl<H: Heuristic> Dfs<'_, H> {
                         $dir < LEFT,
                         limit,
                     );
+                    // Pathmax: one move changes the distance by one, so the child is at least
+                    // h - 1 away (the PDB heuristics are not consistent: this raises some).
+                    let nh = nh.max(h.saturating_sub(1));
                     let f = g + 1 + nh;
+                    if nh > limit + 2 {
+                        // Bidirectional pathmax (BPMX): this node is at least nh - 1 away, so
+                        // its own f exceeds the bound; its other children need not be tried.
+                        self.generated += generated;
+                        return next_bound.min(g + nh - 1);
+                    }
                     if f > self.bound {
                         next_bound = next_bound.min(f);
                     } else {
@@ -471,6 +480,9 @@ enum AnyEngine {
     LinearConflict(Box<Engine<LinearConflict>>),
     Exact(Box<Engine<ExactDistance>>),
     Pdb(Box<Engine<PdbHeuristic>>),
+    Pdb2(Box<Engine<PdbMax<2>>>),
+    Pdb3(Box<Engine<PdbMax<3>>>),
+    Pdb4(Box<Engine<PdbMax<4>>>),
 }
 
 macro_rules! with_engine {
@@ -480,6 +492,9 @@ macro_rules! with_engine {
             AnyEngine::LinearConflict($e) => $body,
             AnyEngine::Exact($e) => $body,
             AnyEngine::Pdb($e) => $body,
+            AnyEngine::Pdb2($e) => $body,
+            AnyEngine::Pdb3($e) => $body,
+            AnyEngine::Pdb4($e) => $body,
         }
     };
 }
@@ -588,6 +603,18 @@ pub struct UnitReport {
     /// The bounds searched, with their nodes (the last one partial unless the outcome is
     /// `Exhausted`).
     pub iterations: Vec<Iteration>,
+}
+
+/// The engine for a PDB heuristic: its partitions' ranks carried move by move, up to 4
+/// partitions under the max (more are evaluated afresh at each node).
+fn pdb_engine(shape: Shape, goal: &Goal, pdb: PdbHeuristic) -> AnyEngine {
+    match pdb.partitions() {
+        2 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb2(Box::new(Engine::new(shape, goal, h)))),
+        3 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb3(Box::new(Engine::new(shape, goal, h)))),
+        4 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb4(Box::new(Engine::new(shape, goal, h)))),
+        _ => None,
+    }
+    .unwrap_or_else(|| AnyEngine::Pdb(Box::new(Engine::new(shape, goal, pdb))))
 }
 
 /// The goal turned by 180°.
@@ -707,7 +734,7 @@ impl Solver {
         Ok(Solver {
             goal,
             kind: HeuristicKind::Pdb,
-            engine: AnyEngine::Pdb(Box::new(Engine::new(shape, &search_goal, pdb))),
+            engine: pdb_engine(shape, &search_goal, pdb),
             rotated,
             automaton: MoveAutomaton::shared(),
         })

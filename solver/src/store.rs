@@ -25,9 +25,20 @@ pub fn table_shapes() -> Vec<Shape> {
 pub fn preferred_partitions(shape: Shape) -> &'static [&'static str] {
     match (shape.width(), shape.height()) {
         (4, 4) => &["7-8", "6-6-3", "5-5-5"],
-        (5, 5) => &["6-6-6-6"],
+        (5, 5) => &["6-6-6-6", "6-6-6-6-kf"],
         (3, 3) => &["4-4"],
         (2, 4) | (4, 2) => &["3-4"],
+        _ => &[],
+    }
+}
+
+/// Partitions whose heuristics `best` puts under the max when every one of them is present,
+/// before it tries the single ones of [`preferred_partitions`]. On the 24-puzzle the two
+/// 6-6-6-6 layouts together expand about half the nodes of either (docs/performance.md);
+/// each costs a table read per move, so the time gained depends on the host's caches.
+pub fn combined_partitions(shape: Shape) -> &'static [&'static [&'static str]] {
+    match (shape.width(), shape.height()) {
+        (5, 5) => &[&["6-6-6-6", "6-6-6-6-kf"]],
         _ => &[],
     }
 }
@@ -199,8 +210,39 @@ impl TableStore {
         Ok(rewritten)
     }
 
-    /// The strongest partition whose files are all present, loaded and verified.
+    /// The strongest heuristic whose files are all present, loaded and verified: the first of
+    /// [`combined_partitions`] whose partitions are all present (under the max; the partition
+    /// returned is the first, named `A+B`), else the first of [`preferred_partitions`].
     pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
+        self.best_of(shape, combined_partitions(shape))
+    }
+
+    fn best_of(
+        &self,
+        shape: Shape,
+        combined: &[&[&str]],
+    ) -> Result<(Partition, PdbHeuristic), StoreError> {
+        for names in combined {
+            let parts = (names.iter())
+                .map(|name| Partition::named(shape, name))
+                .collect::<Result<Vec<_>, _>>()?;
+            if parts.is_empty() || !parts.iter().all(|p| self.has(p)) {
+                continue;
+            }
+            let mut pdb: Option<PdbHeuristic> = None;
+            for part in &parts {
+                let loaded = self.load(part, true, false, |_, _, _| {})?;
+                pdb = Some(match pdb {
+                    None => loaded,
+                    Some(pdb) => pdb.with_also(loaded)?,
+                });
+            }
+            if let Some(pdb) = pdb {
+                let mut partition = parts[0].clone();
+                partition.name = names.join("+");
+                return Ok((partition, pdb));
+            }
+        }
         for name in preferred_partitions(shape) {
             let partition = Partition::named(shape, name)?;
             if self.has(&partition) {
@@ -251,6 +293,24 @@ mod tests {
         let d = std::env::temp_dir().join(format!("npuzzle-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn partitions_combined_are_loaded_under_the_max_when_all_are_present() {
+        let store = TableStore::new(Some(temp_dir("combined")));
+        let shape = Shape::new(3, 3).unwrap();
+        let partition = Partition::named(shape, "4-4").unwrap();
+        // Absent: the single partition is not there either.
+        assert!(matches!(
+            store.best_of(shape, &[&["4-4", "4-4"]]),
+            Err(StoreError::Missing { .. })
+        ));
+        store.load(&partition, true, true, |_, _, _| {}).unwrap();
+        let (named, pdb) = store.best_of(shape, &[&["4-4", "4-4"]]).unwrap();
+        assert_eq!((named.name.as_str(), pdb.partitions()), ("4-4+4-4", 2));
+        let (named, pdb) = store.best(shape).unwrap();
+        assert_eq!((named.name.as_str(), pdb.partitions()), ("4-4", 1));
+        let _ = std::fs::remove_dir_all(&store.dir);
     }
 
     #[test]

@@ -16,10 +16,13 @@ pub(crate) enum PdbCommand {
         #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
         size: Shape,
         /// How the tiles are split into patterns: 7-8 (strongest, 288 MB, about 4 minutes on 2
-        /// cores), 6-6-3 (5.8 MB, about 10 s) or 5-5-5 (a second) for 4x4; 6-6-6-6 for 5x5; 4-4 for
-        /// 3x3; 3-4 for 2x4 and 4x2.
+        /// cores), 6-6-3 (5.8 MB, about 10 s) or 5-5-5 (a second) for 4x4; 6-6-6-6 and
+        /// 6-6-6-6-kf (255 MB and about 3 minutes each; with both present the search takes the
+        /// larger of their values) for 5x5; 4-4 for 3x3; 3-4 for 2x4 and 4x2. Several joined by
+        /// `+` are built one after the other. Default: what the strongest heuristic for the
+        /// size needs (for 5x5 both 6-6-6-6 layouts).
         #[arg(long, env = "NPUZZLE_PARTITION")]
-        partition: String,
+        partition: Option<String>,
         /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
         #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
         pdb_dir: Option<PathBuf>,
@@ -49,62 +52,71 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
             partition,
             pdb_dir,
         } => {
-            let partition = npuzzle_solver::Partition::named(size, &partition)?;
+            let names: Vec<String> = match partition {
+                Some(named) => named.split('+').map(str::to_string).collect(),
+                None => default_partitions(size),
+            };
+            if names.is_empty() {
+                anyhow::bail!("no built-in partition for {size}: name one with --partition");
+            }
             let store = TableStore::new(pdb_dir);
-            let bar = io::stderr().is_terminal().then(|| {
-                let bar = indicatif::ProgressBar::new(0);
-                bar.set_style(
+            for name in &names {
+                let partition = npuzzle_solver::Partition::named(size, name)?;
+                let bar = io::stderr().is_terminal().then(|| {
+                    let bar = indicatif::ProgressBar::new(0);
+                    bar.set_style(
                     indicatif::ProgressStyle::with_template(
                         "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} placements ({eta})",
                     )
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
                 );
-                bar
-            });
-            let started = std::time::Instant::now();
-            let mut total_bytes = 0u64;
-            for (i, tiles) in partition.patterns.iter().enumerate() {
-                let t = std::time::Instant::now();
-                if let Some(b) = &bar {
-                    b.set_prefix(format!(
-                        "table {}/{} {:?}",
-                        i + 1,
-                        partition.patterns.len(),
-                        tiles
-                    ));
-                    b.set_position(0);
-                }
-                let db = npuzzle_solver::PatternDb::build(size, tiles, |done, total| {
+                    bar
+                });
+                let started = std::time::Instant::now();
+                let mut total_bytes = 0u64;
+                for (i, tiles) in partition.patterns.iter().enumerate() {
+                    let t = std::time::Instant::now();
                     if let Some(b) = &bar {
-                        b.set_length(total);
-                        b.set_position(done);
+                        b.set_prefix(format!(
+                            "table {}/{} {:?}",
+                            i + 1,
+                            partition.patterns.len(),
+                            tiles
+                        ));
+                        b.set_position(0);
                     }
-                })?;
-                let bytes = db.to_bytes();
-                total_bytes += bytes.len() as u64;
-                let path = store.save(&partition, i, &bytes)?;
-                let histogram = db.histogram();
+                    let db = npuzzle_solver::PatternDb::build(size, tiles, |done, total| {
+                        if let Some(b) = &bar {
+                            b.set_length(total);
+                            b.set_position(done);
+                        }
+                    })?;
+                    let bytes = db.to_bytes();
+                    total_bytes += bytes.len() as u64;
+                    let path = store.save(&partition, i, &bytes)?;
+                    let histogram = db.histogram();
+                    println!(
+                        "{}: tiles {:?}, {} entries, {:.1} MB, mean {:.2}, max {}, built in {:.1} s",
+                        path.display(),
+                        tiles,
+                        histogram.entries(),
+                        bytes.len() as f64 / 1e6,
+                        histogram.mean(),
+                        histogram.max(),
+                        t.elapsed().as_secs_f64()
+                    );
+                }
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
                 println!(
-                    "{}: tiles {:?}, {} entries, {:.1} MB, mean {:.2}, max {}, built in {:.1} s",
-                    path.display(),
-                    tiles,
-                    histogram.entries(),
-                    bytes.len() as f64 / 1e6,
-                    histogram.mean(),
-                    histogram.max(),
-                    t.elapsed().as_secs_f64()
+                    "{} {}: {:.1} MB in {:.1} s",
+                    size,
+                    partition.name,
+                    total_bytes as f64 / 1e6,
+                    started.elapsed().as_secs_f64()
                 );
             }
-            if let Some(b) = bar {
-                b.finish_and_clear();
-            }
-            println!(
-                "{} {}: {:.1} MB in {:.1} s",
-                size,
-                partition.name,
-                total_bytes as f64 / 1e6,
-                started.elapsed().as_secs_f64()
-            );
             Ok(ExitCode::SUCCESS)
         }
         PdbCommand::Upgrade { pdb_dir } => {
@@ -152,5 +164,17 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// What `pdb build` builds when no partition is named: every partition of the strongest
+/// combination the store loads for `shape`, else its strongest single partition.
+fn default_partitions(shape: Shape) -> Vec<String> {
+    use npuzzle_solver::store::{combined_partitions, preferred_partitions};
+    match combined_partitions(shape).first() {
+        Some(names) => names.iter().map(|n| n.to_string()).collect(),
+        None => (preferred_partitions(shape).first())
+            .map(|n| vec![n.to_string()])
+            .unwrap_or_default(),
     }
 }

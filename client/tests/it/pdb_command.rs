@@ -140,10 +140,10 @@ fn upgrade_rewrites_older_table_files_in_the_current_format() {
     let upgraded = npuzzle(&["pdb", "upgrade", "--pdb-dir", &dir], "");
     assert_eq!(upgraded.code, 0, "{}", upgraded.stderr);
     assert!(
-        upgraded
-            .stdout
-            .contains("3x3-4-4-0.pdb: rewritten in format 3")
-            && !upgraded.stdout.contains("3x3-4-4-1.pdb"),
+        upgraded.stdout.contains(&format!(
+            "3x3-4-4-0.pdb: rewritten in format {}",
+            npuzzle_solver::PDB_FORMAT
+        )) && !upgraded.stdout.contains("3x3-4-4-1.pdb"),
         "{}",
         upgraded.stdout
     );
@@ -159,7 +159,10 @@ fn upgrade_rewrites_older_table_files_in_the_current_format() {
     let again = npuzzle(&["pdb", "upgrade", "--pdb-dir", &dir], "");
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
-        again.stdout.contains("every table is in format 3 already"),
+        again.stdout.contains(&format!(
+            "every table is in format {} already",
+            npuzzle_solver::PDB_FORMAT
+        )),
         "{}",
         again.stdout
     );
@@ -279,5 +282,18 @@ fn the_embedded_cluster_serves_pattern_databases() {
         auto * 2 < lc,
         "auto {auto} nodes, lc {lc}: auto did not use the tables"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With no partition named, `pdb build` builds what the size's strongest heuristic needs (for
+/// 3x3 the 4-4 tables), and the solver then uses them.
+#[test]
+fn build_without_a_partition_builds_the_strongest_for_the_size() {
+    let dir = temp_dir("default-partition");
+    let built = npuzzle(&["pdb", "build", "--size", "3x3", "--pdb-dir", &dir], "");
+    assert_eq!(built.code, 0, "{}", built.stderr);
+    assert!(built.stdout.contains("3x3 4-4:"), "{}", built.stdout);
+    let solved = solve_serial_pdb("8 6 7 2 5 4 3 0 1", &dir);
+    assert_eq!(solved.code, 0, "{}", solved.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering};
 
-use super::{PatternDb, PdbError};
+use super::{BlankGoal, PatternDb, PdbError};
 use crate::board::step;
 use crate::moves::Move;
 use crate::shape::Shape;
@@ -29,11 +29,22 @@ impl PatternDb {
         tiles: &[u8],
         progress: impl FnMut(u64, u64),
     ) -> Result<PatternDb, PdbError> {
+        Self::build_for(shape, tiles, BlankGoal::Home, progress)
+    }
+
+    /// [`PatternDb::build`] towards the goal `blank` names: with [`BlankGoal::Free`] the
+    /// search starts from the goal placement with the blank in every free cell at once.
+    pub fn build_for(
+        shape: Shape,
+        tiles: &[u8],
+        blank: BlankGoal,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<PatternDb, PdbError> {
         Self::check_pattern(shape, tiles)?;
         if shape.cells() <= 16 {
-            Self::build_with::<AtomicU16>(shape, tiles, progress)
+            Self::build_with::<AtomicU16>(shape, tiles, blank, progress)
         } else {
-            Self::build_with::<AtomicU32>(shape, tiles, progress)
+            Self::build_with::<AtomicU32>(shape, tiles, blank, progress)
         }
     }
 
@@ -50,6 +61,7 @@ impl PatternDb {
     fn build_with<W: CellWord>(
         shape: Shape,
         tiles: &[u8],
+        blank: BlankGoal,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<PatternDb, PdbError> {
         let k = tiles.len();
@@ -59,11 +71,14 @@ impl PatternDb {
         let reached: Vec<W> = (0..len).map(|_| W::default()).collect();
         let mut current: Vec<W> = (0..len).map(|_| W::default()).collect();
         let mut next: Vec<W> = (0..len).map(|_| W::default()).collect();
-        let shell = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
+        let shell = PatternDb::new(shape, tiles, blank, Arc::from(Vec::new()));
         let geometry = Geometry::new(shape);
         let start = shell.rank(tiles.iter().copied());
-        // Korf's goal: the blank on cell 0.
-        current[start].or(1);
+        current[start].or(match blank {
+            // Korf's goal: the blank on cell 0.
+            BlankGoal::Home => 1,
+            BlankGoal::Free => geometry.all & !tiles.iter().fold(0, |m, &t| m | 1 << t),
+        });
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
         const BLOCK: usize = 1 << 14;
         let blocks = len.div_ceil(BLOCK);
@@ -150,7 +165,7 @@ impl PatternDb {
                 "{shape} {tiles:?}: placement {rank} was never reached"
             )));
         }
-        Ok(PatternDb::from_values(shape, tiles, &table))
+        Ok(PatternDb::from_values(shape, tiles, blank, &table))
     }
 }
 

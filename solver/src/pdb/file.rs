@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::memory::table_memory;
 use super::packing::{Odometer, manhattan_table, nibble};
-use super::{PatternDb, PdbError};
+use super::{BlankGoal, PatternDb, PdbError};
 use crate::shape::Shape;
 
 impl PatternDb {
@@ -34,6 +34,12 @@ impl PatternDb {
         out.push(self.shape.height() as u8);
         out.push(self.tiles.len() as u8);
         out.extend_from_slice(&self.tiles);
+        if version >= 4 {
+            out.push(match self.blank {
+                BlankGoal::Home => 0,
+                BlankGoal::Free => 1,
+            });
+        }
         out.extend_from_slice(&count.to_le_bytes());
         out.extend_from_slice(&checksum(body).to_le_bytes());
         out.extend_from_slice(body);
@@ -58,9 +64,20 @@ impl PatternDb {
     /// [`PatternDb::from_bytes`] from a reader (a file): the table is read straight into the
     /// memory it is searched from, so that loading a table holds one copy of it, not two.
     pub fn read_from(
+        r: impl std::io::Read,
+        shape: Shape,
+        tiles: &[u8],
+    ) -> Result<PatternDb, PdbError> {
+        Self::read_table(r, shape, tiles, BlankGoal::Home)
+    }
+
+    /// [`PatternDb::read_from`] for the table towards the goal `blank` names (files before
+    /// format 4 hold [`BlankGoal::Home`] tables only).
+    pub fn read_table(
         mut r: impl std::io::Read,
         shape: Shape,
         tiles: &[u8],
+        blank: BlankGoal,
     ) -> Result<PatternDb, PdbError> {
         fn fill(r: &mut impl std::io::Read, buf: &mut [u8], what: &str) -> Result<(), PdbError> {
             r.read_exact(buf).map_err(|e| match e.kind() {
@@ -95,6 +112,28 @@ impl PatternDb {
         if (w, h) != (shape.width(), shape.height()) || stored_tiles != tiles {
             return Err(PdbError::Mismatch { found, expected });
         }
+        let stored_blank = if version >= 4 {
+            let mut byte = [0u8; 1];
+            fill(&mut r, &mut byte, "blank goal")?;
+            match byte[0] {
+                0 => BlankGoal::Home,
+                1 => BlankGoal::Free,
+                other => {
+                    return Err(PdbError::Mismatch {
+                        found: format!("{found} with blank goal {other}"),
+                        expected,
+                    });
+                }
+            }
+        } else {
+            BlankGoal::Home
+        };
+        if stored_blank != blank {
+            return Err(PdbError::Mismatch {
+                found: format!("{found}, blank {stored_blank:?}"),
+                expected: format!("{expected}, blank {blank:?}"),
+            });
+        }
         let mut long = [0u8; 8];
         fill(&mut r, &mut long, "entry count")?;
         let count = u64::from_le_bytes(long);
@@ -106,14 +145,14 @@ impl PatternDb {
         }
         fill(&mut r, &mut long, "checksum")?;
         let sum = u64::from_le_bytes(long);
-        let mut db = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
+        let mut db = PatternDb::new(shape, tiles, blank, Arc::from(Vec::new()));
         let packed_len = count.div_ceil(2) as usize;
         // Allocated where it stays: an Arc made from a Vec would copy it.
         let mut table = table_memory(packed_len);
         let Some(packed) = Arc::get_mut(&mut table) else {
             return Err(PdbError::Read("the table buffer is shared".into()));
         };
-        if version == FORMAT {
+        if version >= 3 {
             // The packed table itself: read in place.
             fill(&mut r, packed, "table")?;
             expect_end(&mut r)?;
@@ -162,10 +201,11 @@ fn expect_end(r: &mut impl std::io::Read) -> Result<(), PdbError> {
 }
 
 pub(super) const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
-/// The format [`PatternDb::to_bytes`] writes. Version 3: the packed table (four bits an entry,
-/// as in memory). Version 2: one byte an entry, packed as it is read. Both hold tables built
+/// The format [`PatternDb::to_bytes`] writes. Version 4: as 3, and a byte after the tiles says
+/// where the blank belongs in the table's goal ([`BlankGoal`]). Version 3: the packed table
+/// (four bits an entry, as in memory), blank on cell 0. Version 2: one byte an entry, packed as it is read. Both hold tables built
 /// with the blank's region (version 1 let tiles step anywhere free, and is refused).
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 /// The oldest format read.
 const OLDEST_FORMAT: u32 = 2;
 

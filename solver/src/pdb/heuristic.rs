@@ -2,7 +2,7 @@
 //! lookup on square boards, the larger of the two sums.
 
 use super::packing::manhattan_table;
-use super::{Partition, PatternDb, PdbError};
+use super::{BlankGoal, Partition, PatternDb, PdbError};
 use crate::heuristic::Heuristic;
 use crate::shape::Shape;
 use std::sync::Arc;
@@ -95,6 +95,27 @@ pub struct PdbHeuristic {
     passed: Box<[[[u32; 32]; 8]; 8]>,
     /// The same in the reflected board, indexed by the label on the board before reflection.
     reflected_passed: Box<[[[u32; 32]; 8]; 8]>,
+    /// The dual lookups' tables, when they are loaded ([`PdbHeuristic::with_dual`]).
+    dual: Option<Box<DualLookups>>,
+    /// Other partitions' heuristics under the max ([`PdbHeuristic::with_also`]).
+    pub(super) also: Vec<PdbHeuristic>,
+}
+
+/// The tables of the dual lookups (Zahavi, Felner, Holte & Schaeffer 2008), as the rule in
+/// `shared/notes/dual_lookups.md` makes them admissible here. A board `s` (labels on cells,
+/// blank on cell `b`) has a dual: tile `x` on the cell numbered by the label that `s` has on
+/// cell `x`, except that the blank is on cell 0 and tile `b` on the cell whose label `s` has on
+/// cell 0. The dual is as far from the goal "blank on `b`, tile `b` on cell 0, the others home"
+/// as `s` is from the goal. So with the blank home (`b` = 0) the regular tables measure it;
+/// otherwise the patterns without `b` are measured by tables whose goal leaves the blank free,
+/// `b`'s pattern by its table without `b`, and `b` by its Manhattan distance to cell 0. The
+/// values are admissible but not consistent: the search's pathmax (BPMX) makes use of that.
+#[derive(Clone, Debug)]
+struct DualLookups {
+    /// Per pattern: its table towards a goal with the blank anywhere.
+    whole: Vec<PatternDb>,
+    /// `without[b]`: the table of the pattern of tile `b` less `b`, blank anywhere.
+    without: Vec<Option<PatternDb>>,
 }
 
 /// What the PDB heuristic carries per node: the board, and for each table its rank and entry
@@ -198,7 +219,152 @@ impl PdbHeuristic {
             manhattan,
             passed,
             reflected_passed,
+            dual: None,
+            also: Vec::new(),
         })
+    }
+
+    /// Adds another partition's heuristic (of the same shape) under the max.
+    pub fn with_also(mut self, mut other: PdbHeuristic) -> Result<PdbHeuristic, PdbError> {
+        if other.shape() != self.shape() {
+            return Err(PdbError::Pattern("tables of different shapes".into()));
+        }
+        let more = std::mem::take(&mut other.also);
+        self.also.push(other);
+        self.also.extend(more);
+        Ok(self)
+    }
+
+    /// How many partitions' heuristics are under the max (1 and those added).
+    pub fn partitions(&self) -> usize {
+        1 + self.also.len()
+    }
+
+    /// The other partitions' values for a board, stopping once one exceeds `limit`.
+    fn also_values(&self, board: &[u8; 32], limit: u32) -> u32 {
+        let mut value = 0;
+        for other in &self.also {
+            value = value.max(other.evaluate_own(&board[..self.cells]).0);
+            if value > limit {
+                break;
+            }
+        }
+        value
+    }
+
+    /// Adds the dual lookups: `tables` are those `partition.dual_tables()` names, in its order
+    /// (built with [`PatternDb::build_for`] and [`BlankGoal::Free`]), for the partition these
+    /// tables are of.
+    pub fn with_dual(
+        mut self,
+        partition: &Partition,
+        tables: Vec<PatternDb>,
+    ) -> Result<PdbHeuristic, PdbError> {
+        let specs = partition.dual_tables();
+        let own: Vec<&[u8]> = self.dbs.iter().map(|db| db.tiles()).collect();
+        if partition.shape != self.shape()
+            || partition
+                .patterns
+                .iter()
+                .map(Vec::as_slice)
+                .ne(own.iter().copied())
+        {
+            return Err(PdbError::Pattern(format!(
+                "dual tables of {} {} for other tables",
+                partition.shape, partition.name
+            )));
+        }
+        if specs.len() != tables.len() {
+            return Err(PdbError::Pattern(format!(
+                "{} dual tables for {} {}, not {}",
+                tables.len(),
+                partition.shape,
+                partition.name,
+                specs.len()
+            )));
+        }
+        let mut whole = self.dbs.clone();
+        let mut without = vec![None; 32];
+        for (spec, db) in specs.iter().zip(tables) {
+            if db.tiles() != spec.tiles.as_slice()
+                || db.blank_goal() != BlankGoal::Free
+                || db.shape() != partition.shape
+            {
+                return Err(PdbError::Mismatch {
+                    found: format!("{db:?} ({:?})", db.blank_goal()),
+                    expected: format!("{} {:?} (Free)", partition.shape, spec.tiles),
+                });
+            }
+            match spec.without {
+                None => whole[spec.pattern] = db,
+                Some(b) => without[b as usize & 31] = Some(db),
+            }
+        }
+        self.dual = Some(Box::new(DualLookups { whole, without }));
+        Ok(self)
+    }
+
+    /// Whether the dual lookups are on.
+    pub fn has_dual(&self) -> bool {
+        self.dual.is_some()
+    }
+
+    /// A table's value for the placement `cell_of(tile)` of its tiles (from scratch).
+    #[inline(always)]
+    fn value_at(&self, db: &PatternDb, cell_of: impl Fn(usize) -> usize) -> u32 {
+        let mut cells = [0u8; 8];
+        let mut md = 0;
+        for (slot, &t) in cells.iter_mut().zip(db.tiles()) {
+            let c = cell_of(t as usize) & 31;
+            md += self.manhattan[t as usize & 31][c] as u32;
+            *slot = c as u8;
+        }
+        let rank = db.rank(cells[..db.tiles().len()].iter().copied());
+        super::packing::unpack(db.table(), rank, md)
+    }
+
+    /// The dual lookup of a board (`board[cell]`: its label; the blank on `blank`).
+    fn dual_value(&self, dual: &DualLookups, board: &[u8; 32], blank: usize) -> u32 {
+        // In the dual, tile x is on the cell numbered by the label on cell x.
+        let cell_of = |x: usize| board[x & 31] as usize;
+        if blank == 0 {
+            return self.dbs.iter().map(|db| self.value_at(db, cell_of)).sum();
+        }
+        let special = self.pattern_of[blank & 31] as usize;
+        // Tile `blank` is on the cell numbered by the label on cell 0; its goal is cell 0.
+        let mut value = self.manhattan[0][board[0] as usize & 31] as u32;
+        for (p, db) in dual.whole.iter().enumerate() {
+            value += if p == special {
+                match &dual.without[blank & 31] {
+                    Some(rest) => self.value_at(rest, cell_of),
+                    None => 0,
+                }
+            } else {
+                self.value_at(db, cell_of)
+            };
+        }
+        value
+    }
+
+    /// The dual lookups of a board and, on square boards, of its reflection, stopping once one
+    /// exceeds `limit`; 0 without dual tables.
+    #[inline(always)]
+    fn dual_values(&self, board: &[u8; 32], blank: usize, limit: u32) -> u32 {
+        let Some(dual) = &self.dual else {
+            return 0;
+        };
+        let value = self.dual_value(dual, board, blank);
+        let Some(r) = &self.reflect else {
+            return value;
+        };
+        if value > limit {
+            return value;
+        }
+        let mut reflected = [0u8; 32];
+        for c in 0..self.cells {
+            reflected[r[c] as usize & 31] = r[board[c] as usize & 31];
+        }
+        value.max(self.dual_value(dual, &reflected, r[blank & 31] as usize))
     }
 
     /// The board shape the tables are for.
@@ -253,10 +419,10 @@ impl PdbHeuristic {
     }
 }
 
-impl Heuristic for PdbHeuristic {
-    type State = PdbState;
-
-    fn evaluate(&self, cells: &[u8]) -> (u32, PdbState) {
+impl PdbHeuristic {
+    /// [`Heuristic::evaluate`] of this partition's own lookups (regular, reflected, dual), not
+    /// of the partitions added with [`PdbHeuristic::with_also`].
+    pub(super) fn evaluate_own(&self, cells: &[u8]) -> (u32, PdbState) {
         let mut board = [0u8; 32];
         let mut position = [0u8; 32];
         for (cell, &label) in cells.iter().enumerate().take(self.cells) {
@@ -285,24 +451,14 @@ impl Heuristic for PdbHeuristic {
             state.reflected_manhattan = manhattan;
             h = h.max(state.reflected_value());
         }
+        h = h.max(self.dual_values(&board, position[0] as usize, u32::MAX));
         (h, state)
     }
 
+    /// [`Heuristic::after_move_within`] of this partition's own lookups.
     #[inline(always)]
-    fn after_move(
-        &self,
-        h: u32,
-        state: &PdbState,
-        label: u8,
-        from: usize,
-        to: usize,
-        vertical: bool,
-    ) -> (u32, PdbState) {
-        self.after_move_within(h, state, label, from, to, vertical, u32::MAX)
-    }
-
-    #[inline(always)]
-    fn after_move_within(
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn after_move_own(
         &self,
         _: u32,
         state: &PdbState,
@@ -338,13 +494,13 @@ impl Heuristic for PdbHeuristic {
             next.manhattan = next.manhattan.wrapping_add(md_change);
         }
         let value = next.value();
-        let Some(r) = &self.reflect else {
-            return (value, next);
-        };
         if value > limit {
-            // Pruned whatever the reflection says: skip its lookup.
+            // Pruned whatever the other lookups say: skip them.
             return (value, next);
         }
+        let Some(r) = &self.reflect else {
+            return (value.max(self.dual_values(&next.board, from, limit)), next);
+        };
         // In the reflected board, label r(l) moved from cell r(from) to cell r(to).
         let rl = r[l] as usize & 31;
         let rp = self.pattern_of[rl] as usize & 7;
@@ -365,6 +521,52 @@ impl Heuristic for PdbHeuristic {
             next.reflected_excess[rp] = e as u8;
             next.reflected_manhattan = next.reflected_manhattan.wrapping_add(md_change);
         }
-        (value.max(next.reflected_value()), next)
+        let mut value = value.max(next.reflected_value());
+        if value <= limit && self.dual.is_some() {
+            value = value.max(self.dual_values(&next.board, from, limit));
+        }
+        (value, next)
+    }
+}
+
+/// With partitions added ([`PdbHeuristic::with_also`]) their values are computed afresh at each
+/// node here; the search carries them move by move instead ([`super::PdbMax`]).
+impl Heuristic for PdbHeuristic {
+    type State = PdbState;
+
+    fn evaluate(&self, cells: &[u8]) -> (u32, PdbState) {
+        let (h, state) = self.evaluate_own(cells);
+        (h.max(self.also_values(&state.board, u32::MAX)), state)
+    }
+
+    #[inline(always)]
+    fn after_move(
+        &self,
+        h: u32,
+        state: &PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+    ) -> (u32, PdbState) {
+        self.after_move_within(h, state, label, from, to, vertical, u32::MAX)
+    }
+
+    #[inline(always)]
+    fn after_move_within(
+        &self,
+        h: u32,
+        state: &PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+        limit: u32,
+    ) -> (u32, PdbState) {
+        let (value, next) = self.after_move_own(h, state, label, from, to, vertical, limit);
+        if value > limit || self.also.is_empty() {
+            return (value, next);
+        }
+        (value.max(self.also_values(&next.board, limit)), next)
     }
 }

@@ -36,7 +36,8 @@
 //! - `file`: the table file format ([`FORMAT`]), verified as it is read;
 //! - `memory`: the tables' memory (huge pages), the only `unsafe` code of the solver;
 //! - `partition`: the built-in [`Partition`]s;
-//! - `heuristic`: [`PdbHeuristic`], what the search carries from node to node.
+//! - `heuristic`: [`PdbHeuristic`], what the search carries from node to node;
+//! - `max`: [`PdbMax`], several partitions under the max, each carried the same way.
 //!
 //! # Example
 //!
@@ -54,6 +55,7 @@
 mod build;
 mod file;
 mod heuristic;
+mod max;
 // The solver denies `unsafe` everywhere else (lib.rs).
 #[allow(unsafe_code)]
 mod memory;
@@ -64,8 +66,9 @@ mod tests;
 
 pub use file::FORMAT;
 pub use heuristic::{PdbHeuristic, PdbState};
+pub use max::PdbMax;
 pub use packing::Histogram;
-pub use partition::Partition;
+pub use partition::{DualTable, Partition};
 
 use std::sync::Arc;
 
@@ -85,6 +88,8 @@ pub struct PatternDb {
     shape: Shape,
     /// The goal cells (= labels) of the pattern's tiles, in index order.
     tiles: Vec<u8>,
+    /// Where the blank belongs in the goal the values are distances to.
+    blank: BlankGoal,
     /// `multiplier[i]`: the weight of the i-th tile's digit in the rank.
     multiplier: Vec<u64>,
     /// Two entries a byte, the even rank's in the low half (see [`nibble`]).
@@ -101,6 +106,17 @@ impl std::fmt::Debug for PatternDb {
             self.table.len()
         )
     }
+}
+
+/// Where the blank belongs in a table's goal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlankGoal {
+    /// On cell 0 (Korf's goal): the tables of the regular and reflected lookups.
+    Home,
+    /// Anywhere: every placement's value is the least over where the blank ends. Weaker, but
+    /// admissible towards every goal that puts the pattern's tiles home wherever the blank
+    /// is, which is what the dual lookups need (see `heuristic`).
+    Free,
 }
 
 /// Why a pattern or partition was refused, or a stored table rejected.
@@ -154,13 +170,14 @@ impl PatternDb {
         Ok(())
     }
 
-    fn new(shape: Shape, tiles: &[u8], table: Arc<[u8]>) -> PatternDb {
+    fn new(shape: Shape, tiles: &[u8], blank: BlankGoal, table: Arc<[u8]>) -> PatternDb {
         let n = shape.cells();
         let k = tiles.len();
         let multiplier = (0..k).map(|i| arrangements(n - 1 - i, k - 1 - i)).collect();
         PatternDb {
             shape,
             tiles: tiles.to_vec(),
+            blank,
             multiplier,
             table,
         }
@@ -173,6 +190,11 @@ impl PatternDb {
 
     pub fn shape(&self) -> Shape {
         self.shape
+    }
+
+    /// Where the blank belongs in the table's goal.
+    pub fn blank_goal(&self) -> BlankGoal {
+        self.blank
     }
 
     /// The pattern's tiles (their goal cells), in index order.

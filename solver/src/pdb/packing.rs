@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use super::PatternDb;
 use super::memory::table_memory;
+use super::{BlankGoal, PatternDb};
 use crate::shape::Shape;
 
 /// The moves from `cell` to the goal cell of `label` (the label itself), ignoring every other
@@ -113,8 +113,13 @@ pub(super) fn nibble(value: u8, md: u32) -> u8 {
 impl PatternDb {
     /// A table from its exact values (one byte a placement, in rank order), packed two
     /// entries a byte (see [`nibble`]), on every core.
-    pub(super) fn from_values(shape: Shape, tiles: &[u8], values: &[u8]) -> PatternDb {
-        let mut db = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
+    pub(super) fn from_values(
+        shape: Shape,
+        tiles: &[u8],
+        blank: BlankGoal,
+        values: &[u8],
+    ) -> PatternDb {
+        let mut db = PatternDb::new(shape, tiles, blank, Arc::from(Vec::new()));
         let manhattan = manhattan_table(shape);
         let total = values.len() as u64;
         let mut table = table_memory(total.div_ceil(2) as usize);

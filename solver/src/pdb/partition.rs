@@ -1,6 +1,8 @@
 //! The built-in partitions of a board's tiles into patterns.
 
-use super::PdbError;
+use super::{BlankGoal, PdbError};
+use crate::board::step;
+use crate::moves::Move;
 use crate::shape::Shape;
 
 /// A named split of a board's tiles into patterns.
@@ -37,11 +39,19 @@ impl Partition {
                 vec![11, 12, 15, 16, 17, 20],
                 vec![18, 19, 21, 22, 23, 24],
             ],
+            // Korf & Felner's (2002) layout, whose published node counts data/ holds: two
+            // irregular patterns round the blank's home corner, three 2x3 blocks.
+            ((5, 5), "6-6-6-6-kf") => vec![
+                vec![1, 2, 5, 6, 7, 12],
+                vec![3, 4, 8, 9, 13, 14],
+                vec![10, 11, 15, 16, 20, 21],
+                vec![17, 18, 19, 22, 23, 24],
+            ],
             ((3, 3), "4-4") => vec![vec![1, 2, 3, 4], vec![5, 6, 7, 8]],
             ((2, 4), "3-4") | ((4, 2), "3-4") => vec![vec![1, 2, 3], vec![4, 5, 6, 7]],
             _ => {
                 return Err(PdbError::Pattern(format!(
-                    "no partition {name:?} for {shape} (known: 4x4 5-5-5, 6-6-3 and 7-8, 5x5 6-6-6-6, 3x3 4-4, 2x4 and 4x2 3-4)"
+                    "no partition {name:?} for {shape} (known: 4x4 5-5-5, 6-6-3 and 7-8, 5x5 6-6-6-6 and 6-6-6-6-kf, 3x3 4-4, 2x4 and 4x2 3-4)"
                 )));
             }
         };
@@ -50,5 +60,85 @@ impl Partition {
             shape,
             patterns,
         })
+    }
+}
+
+/// A table the dual lookups need beyond a partition's own ([`Partition::dual_tables`]): always
+/// towards a goal with the blank anywhere ([`BlankGoal::Free`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DualTable {
+    pub tiles: Vec<u8>,
+    /// What it stands for: the whole pattern `pattern` (`without: None`), or that pattern less
+    /// the tile `without`.
+    pub pattern: usize,
+    pub without: Option<u8>,
+}
+
+impl DualTable {
+    /// Where the blank belongs in the table's goal: anywhere.
+    pub fn blank(&self) -> BlankGoal {
+        BlankGoal::Free
+    }
+}
+
+impl Partition {
+    /// The tables the dual lookups need besides the partition's own, in the order
+    /// [`crate::PdbHeuristic::with_dual`] takes them:
+    /// - each pattern towards a goal with the blank anywhere, unless its table for the blank on
+    ///   cell 0 already is that one (when the cells its tiles leave free at the goal are one
+    ///   region, the blank's start makes no difference);
+    /// - each pattern less each of its tiles, blank anywhere (the dual of a board whose blank is
+    ///   on cell `b` is measured towards a goal with tile `b` on cell 0: `b`'s pattern is looked
+    ///   up without it, and `b` counted by its Manhattan distance).
+    pub fn dual_tables(&self) -> Vec<DualTable> {
+        let mut out = Vec::new();
+        for (p, tiles) in self.patterns.iter().enumerate() {
+            if !free_cells_are_one_region(self.shape, tiles) {
+                out.push(DualTable {
+                    tiles: tiles.clone(),
+                    pattern: p,
+                    without: None,
+                });
+            }
+        }
+        for (p, tiles) in self.patterns.iter().enumerate() {
+            if tiles.len() < 2 {
+                continue;
+            }
+            for &b in tiles {
+                out.push(DualTable {
+                    tiles: tiles.iter().copied().filter(|&t| t != b).collect(),
+                    pattern: p,
+                    without: Some(b),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Whether the cells that `tiles` leave free when they are home form one connected region.
+fn free_cells_are_one_region(shape: Shape, tiles: &[u8]) -> bool {
+    let n = shape.cells();
+    let occupied: u32 = tiles.iter().fold(0, |m, &t| m | 1 << t);
+    let all: u32 = if n == 32 { u32::MAX } else { (1 << n) - 1 };
+    let free = all & !occupied;
+    let mut region = 1u32 << free.trailing_zeros();
+    loop {
+        let mut grown = region;
+        for cell in 0..n {
+            if region & 1 << cell != 0 {
+                for mv in Move::ALL {
+                    if let Some(to) = step(shape, cell, mv) {
+                        grown |= 1 << to;
+                    }
+                }
+            }
+        }
+        grown &= free;
+        if grown == region {
+            return region == free;
+        }
+        region = grown;
     }
 }

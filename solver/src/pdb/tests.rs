@@ -12,7 +12,7 @@ use crate::moves::Move;
 #[test]
 fn rank_and_unrank_are_inverse() {
     let shape = Shape::new(3, 3).unwrap();
-    let db = PatternDb::new(shape, &[1, 2, 3], Arc::from(Vec::new()));
+    let db = PatternDb::new(shape, &[1, 2, 3], BlankGoal::Home, Arc::from(Vec::new()));
     let total = PatternDb::entries(shape, 3);
     assert_eq!(total, 9 * 8 * 7);
     let mut cells = [0u8; 32];
@@ -40,7 +40,7 @@ fn every_placement_is_reached_and_the_goal_is_zero() {
 fn reference_table(shape: Shape, tiles: &[u8]) -> Vec<u8> {
     let n = shape.cells();
     let k = tiles.len();
-    let shell = PatternDb::new(shape, tiles, Arc::from(Vec::new()));
+    let shell = PatternDb::new(shape, tiles, BlankGoal::Home, Arc::from(Vec::new()));
     let total = PatternDb::entries(shape, k) as usize;
     let mut dist = vec![u8::MAX; total * n];
     let start = shell.rank(tiles.iter().copied()) * n;
@@ -87,7 +87,7 @@ fn the_odometer_walks_every_placement_in_rank_order() {
         (5, 5, vec![18, 19, 24]),
     ] {
         let shape = Shape::new(w, h).unwrap();
-        let db = PatternDb::new(shape, &tiles, Arc::from(Vec::new()));
+        let db = PatternDb::new(shape, &tiles, BlankGoal::Home, Arc::from(Vec::new()));
         let manhattan = manhattan_table(shape);
         let total = PatternDb::entries(shape, tiles.len());
         for start in [0, total / 3, total - 1] {
@@ -223,7 +223,19 @@ fn format_2_files_still_load_and_other_versions_name_the_rebuild() {
         PatternDb::from_bytes(&corrupt, shape, &[1, 2, 3, 4]).unwrap_err(),
         PdbError::Checksum
     );
-    for version in [1u32, 4] {
+    // A format 3 file: the same header without the blank's byte (its tables are all blank-home).
+    let current = db.to_bytes();
+    let blank_byte = MAGIC.len() + 4 + 3 + 4;
+    assert_eq!(current[blank_byte], 0, "the blank-home byte");
+    let mut three = current.clone();
+    three.remove(blank_byte);
+    three[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&3u32.to_le_bytes());
+    let back = PatternDb::from_bytes(&three, shape, &[1, 2, 3, 4]).unwrap();
+    assert_eq!(
+        (back.table(), back.blank_goal()),
+        (db.table(), BlankGoal::Home)
+    );
+    for version in [1u32, FORMAT + 1] {
         let mut other = db.to_bytes();
         other[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&version.to_le_bytes());
         let err = PatternDb::from_bytes(&other, shape, &[1, 2, 3, 4]).unwrap_err();
@@ -262,8 +274,8 @@ fn incremental_update_matches_full_evaluation() {
 /// Plays `moves` random moves (`seed` picks them) from the goal, carrying the heuristic's
 /// value and state from move to move, and checks both against a full evaluation after
 /// every move.
-fn walk_comparing_with_full_evaluation(
-    pdb: &PdbHeuristic,
+fn walk_comparing_with_full_evaluation<H: Heuristic<State: PartialEq + std::fmt::Debug>>(
+    pdb: &H,
     shape: Shape,
     mut seed: u64,
     moves: usize,
@@ -325,4 +337,138 @@ fn carried_ranks_match_ranks_computed_afresh() {
         let pdb = PdbHeuristic::new(dbs, true).unwrap();
         walk_comparing_with_full_evaluation(&pdb, shape, 7, 20_000);
     }
+}
+
+/// A partition's heuristic with the dual lookups, every table built here.
+fn with_dual_lookups(partition: &Partition) -> PdbHeuristic {
+    let plain = PdbHeuristic::build(partition, true, |_, _, _| {}).unwrap();
+    let tables = (partition.dual_tables().iter())
+        .map(|t| {
+            PatternDb::build_for(partition.shape, &t.tiles, BlankGoal::Free, |_, _| {}).unwrap()
+        })
+        .collect();
+    plain.with_dual(partition, tables).unwrap()
+}
+
+/// Every state reachable from the goal (blank on cell 0), with its distance: a breadth-first
+/// search over whole boards.
+fn every_state_with_its_distance(shape: Shape) -> Vec<(Vec<u8>, u32)> {
+    let goal: Vec<u8> = (0..shape.cells() as u8).collect();
+    let mut seen = std::collections::HashSet::from([goal.clone()]);
+    let mut out = vec![(goal, 0)];
+    let mut i = 0;
+    while i < out.len() {
+        let (cells, d) = out[i].clone();
+        let blank = cells.iter().position(|&c| c == 0).unwrap();
+        for mv in Move::ALL {
+            if let Some(to) = step(shape, blank, mv) {
+                let mut next = cells.clone();
+                next.swap(blank, to);
+                if seen.insert(next.clone()) {
+                    out.push((next, d + 1));
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The dual lookups on every state of the small boards: never above the true distance, with
+/// the parity of the true distance, and above the regular and reflected lookups on some.
+#[test]
+fn dual_lookups_are_admissible_on_every_state_of_the_small_boards() {
+    for (w, h, name) in [(3, 3, "4-4"), (2, 4, "3-4"), (4, 2, "3-4")] {
+        let shape = Shape::new(w, h).unwrap();
+        let partition = Partition::named(shape, name).unwrap();
+        let plain = PdbHeuristic::build(&partition, true, |_, _, _| {}).unwrap();
+        let dual = with_dual_lookups(&partition);
+        assert!(dual.has_dual() && !plain.has_dual());
+        let states = every_state_with_its_distance(shape);
+        assert_eq!(states.len(), (1..=shape.cells()).product::<usize>() / 2);
+        let mut raised = 0;
+        for (cells, distance) in &states {
+            let (with, _) = dual.evaluate(cells);
+            let (without, _) = plain.evaluate(cells);
+            assert!(with <= *distance, "{shape} {cells:?}: {with} > {distance}");
+            assert_eq!(with % 2, distance % 2, "{shape} {cells:?}");
+            assert!(with >= without);
+            raised += usize::from(with > without);
+        }
+        assert!(
+            raised > states.len() / 20,
+            "{shape}: dual raised only {raised}"
+        );
+        eprintln!(
+            "{shape} {name}: the dual lookups raise {raised} of {} states",
+            states.len()
+        );
+    }
+}
+
+/// With the dual lookups the values carried move by move still equal those computed afresh.
+#[test]
+fn dual_lookups_carried_match_full_evaluation() {
+    let shape = Shape::new(3, 3).unwrap();
+    let dual = with_dual_lookups(&Partition::named(shape, "4-4").unwrap());
+    walk_comparing_with_full_evaluation(&dual, shape, 7, 3000);
+}
+
+/// The max over partitions carries each one's ranks move by move: equal to a full evaluation
+/// after every move, on a square board (reflected lookups) and on a wide one.
+#[test]
+fn the_max_over_partitions_carried_matches_full_evaluation() {
+    for (w, h, patterns) in [
+        (3, 3, [vec![1u8, 3, 5, 7], vec![2, 4, 6, 8]]),
+        (4, 2, [vec![1u8, 3, 5, 7], vec![2, 4, 6]]),
+    ] {
+        let shape = Shape::new(w, h).unwrap();
+        let name = if w == h { "4-4" } else { "3-4" };
+        let first =
+            PdbHeuristic::build(&Partition::named(shape, name).unwrap(), true, |_, _, _| {});
+        let other = Partition {
+            name: "other".into(),
+            shape,
+            patterns: patterns.to_vec(),
+        };
+        let second = PdbHeuristic::build(&other, true, |_, _, _| {}).unwrap();
+        let both = first.unwrap().with_also(second).unwrap();
+        let max = PdbMax::<2>::new(&both).unwrap();
+        assert!(PdbMax::<3>::new(&both).is_none());
+        walk_comparing_with_full_evaluation(&max, shape, 11, 3000);
+    }
+}
+
+/// Tables with the blank free are never above those with the blank home, and equal them when
+/// the goal leaves one free region (which is when `dual_tables` does not list them).
+#[test]
+fn blank_free_tables_are_at_most_the_blank_home_ones() {
+    let shape = Shape::new(3, 3).unwrap();
+    for tiles in [vec![1u8, 2, 3, 4], vec![5, 6, 7, 8], vec![1, 3, 4]] {
+        let home = PatternDb::build(shape, &tiles, |_, _| {}).unwrap();
+        let free = PatternDb::build_for(shape, &tiles, BlankGoal::Free, |_, _| {}).unwrap();
+        let (h, f) = (home.values(), free.values());
+        assert!(h.iter().zip(&f).all(|(h, f)| f <= h), "{tiles:?}");
+        let listed = (Partition {
+            name: "test".into(),
+            shape,
+            patterns: vec![tiles.clone()],
+        })
+        .dual_tables()
+        .iter()
+        .any(|t| t.without.is_none());
+        assert_eq!(listed, h != f, "{tiles:?}");
+    }
+}
+
+/// A blank-free table's file says so, and is refused where a blank-home table is expected.
+#[test]
+fn a_blank_free_table_is_not_read_as_a_blank_home_one() {
+    let shape = Shape::new(3, 3).unwrap();
+    let free = PatternDb::build_for(shape, &[1, 2, 3, 4], BlankGoal::Free, |_, _| {}).unwrap();
+    let bytes = free.to_bytes();
+    assert!(PatternDb::read_from(&bytes[..], shape, &[1, 2, 3, 4]).is_err());
+    let back = PatternDb::read_table(&bytes[..], shape, &[1, 2, 3, 4], BlankGoal::Free).unwrap();
+    assert_eq!(back.values(), free.values());
+    assert_eq!(back.blank_goal(), BlankGoal::Free);
 }

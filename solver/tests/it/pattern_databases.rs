@@ -10,13 +10,20 @@ use std::time::Instant;
 
 use crate::common::{KORF100, bfs_distances, read_instances, shape};
 use npuzzle_solver::{
-    Board, Goal, Limits, Move, Partition, PatternDb, PdbHeuristic, SearchOutcome, Shape, Solver,
+    BlankGoal, Board, Goal, Limits, Move, Partition, PatternDb, PdbHeuristic, SearchOutcome, Shape,
+    Solver,
 };
 
 /// Checks every state; returns how many (state, move) pairs change h by more than 1.
 fn check_every_state(s: Shape, partition: &str, reflect: bool) -> usize {
     let partition = Partition::named(s, partition).unwrap();
     let pdb = PdbHeuristic::build(&partition, reflect, |_, _, _| {}).unwrap();
+    check_every_state_with(s, &pdb)
+}
+
+/// [`check_every_state`] for a heuristic made here: every estimate at most the distance, every
+/// answer (the search's pathmax and BPMX included) optimal and replayed to the goal.
+fn check_every_state_with(s: Shape, pdb: &PdbHeuristic) -> usize {
     let mut jumps = 0;
     for goal in [Goal::blank_first(s), Goal::blank_last(s)] {
         let solver = Solver::with_pdb(goal, pdb.clone()).unwrap();
@@ -45,6 +52,51 @@ fn check_every_state(s: Shape, partition: &str, reflect: bool) -> usize {
 fn every_3x3_state_with_4_4_and_reflection() {
     let jumps = check_every_state(shape(3, 3), "4-4", true);
     eprintln!("3x3 4-4 with reflection: {jumps} moves change h by more than 1");
+}
+
+/// A second split of the 8-puzzle's tiles, for the max over partitions.
+fn checkerboard_3x3() -> Partition {
+    Partition {
+        name: "checkerboard".into(),
+        shape: shape(3, 3),
+        patterns: vec![vec![1, 3, 5, 7], vec![2, 4, 6, 8]],
+    }
+}
+
+#[test]
+fn every_3x3_state_with_the_max_over_two_partitions() {
+    let s = shape(3, 3);
+    let build = |p: &Partition| PdbHeuristic::build(p, true, |_, _, _| {}).unwrap();
+    let first = build(&Partition::named(s, "4-4").unwrap());
+    let second = build(&checkerboard_3x3());
+    let both = first.clone().with_also(second.clone()).unwrap();
+    assert_eq!(both.partitions(), 2);
+    check_every_state_with(s, &both);
+    // Above either alone on some states, never below.
+    let solvers = [first, second, both].map(|p| Solver::with_pdb(Goal::blank_first(s), p).unwrap());
+    let mut raised = 0;
+    for board in bfs_distances(&Goal::blank_first(s)).keys() {
+        let [a, b, m] = [0, 1, 2].map(|i| solvers[i].estimate(board).unwrap());
+        assert_eq!(m, a.max(b), "{board:?}");
+        raised += usize::from(m > a);
+    }
+    assert!(
+        raised > 1000,
+        "the second partition raised only {raised} values"
+    );
+}
+
+#[test]
+fn every_3x3_state_with_the_dual_lookups() {
+    let s = shape(3, 3);
+    let partition = Partition::named(s, "4-4").unwrap();
+    let tables = (partition.dual_tables().iter())
+        .map(|t| PatternDb::build_for(s, &t.tiles, BlankGoal::Free, |_, _| {}).unwrap())
+        .collect();
+    let pdb = PdbHeuristic::build(&partition, true, |_, _, _| {}).unwrap();
+    let pdb = pdb.with_dual(&partition, tables).unwrap();
+    assert!(pdb.has_dual());
+    check_every_state_with(s, &pdb);
 }
 
 #[test]

@@ -1,0 +1,78 @@
+//! The max over several partitions' heuristics (Holte, Felner, Newton, Meshulam & Furcy 2006,
+//! "Maximizing over multiple pattern databases speeds up heuristic search"), each partition's
+//! ranks carried move by move as [`PdbHeuristic`] carries its own.
+
+use super::{PdbHeuristic, PdbState};
+use crate::heuristic::Heuristic;
+
+/// `N` partitions' heuristics under the max: the search's heuristic for a [`PdbHeuristic`] with
+/// `N - 1` partitions added by [`PdbHeuristic::with_also`].
+#[derive(Clone, Debug)]
+pub struct PdbMax<const N: usize> {
+    parts: [PdbHeuristic; N],
+}
+
+impl<const N: usize> PdbMax<N> {
+    /// `pdb` and the partitions added to it, if they are `N` in all.
+    pub fn new(pdb: &PdbHeuristic) -> Option<PdbMax<N>> {
+        let mut first = pdb.clone();
+        let also = std::mem::take(&mut first.also);
+        let mut parts = Vec::with_capacity(N);
+        parts.push(first);
+        parts.extend(also);
+        let parts: [PdbHeuristic; N] = parts.try_into().ok()?;
+        Some(PdbMax { parts })
+    }
+}
+
+impl<const N: usize> Heuristic for PdbMax<N> {
+    type State = [PdbState; N];
+
+    fn evaluate(&self, cells: &[u8]) -> (u32, [PdbState; N]) {
+        let mut h = 0;
+        let states = std::array::from_fn(|i| {
+            let (value, state) = self.parts[i].evaluate_own(cells);
+            h = h.max(value);
+            state
+        });
+        (h, states)
+    }
+
+    #[inline(always)]
+    fn after_move(
+        &self,
+        h: u32,
+        state: &[PdbState; N],
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+    ) -> (u32, [PdbState; N]) {
+        self.after_move_within(h, state, label, from, to, vertical, u32::MAX)
+    }
+
+    #[inline(always)]
+    fn after_move_within(
+        &self,
+        h: u32,
+        state: &[PdbState; N],
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+        limit: u32,
+    ) -> (u32, [PdbState; N]) {
+        let mut next = *state;
+        let mut value = 0;
+        for ((part, before), after) in self.parts.iter().zip(state).zip(&mut next) {
+            let (v, s) = part.after_move_own(h, before, label, from, to, vertical, limit);
+            *after = s;
+            value = value.max(v);
+            if value > limit {
+                // Pruned: the other parts' states are never read.
+                break;
+            }
+        }
+        (value, next)
+    }
+}
