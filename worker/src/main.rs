@@ -94,5 +94,8 @@ async fn main() -> anyhow::Result<()> {
         signal.cancel();
     });
     npuzzle_worker::run(config, shutdown).await?;
-    Ok(())
+    // Exit now rather than when the runtime drops: that waits for every blocking task, and a
+    // name lookup of a coordinator that went away (getaddrinfo on a blocking thread, which a
+    // connect timeout abandons but cannot stop) held a stopped worker for 30 s and more.
+    std::process::exit(0)
 }
