@@ -25,7 +25,7 @@
 //!    ([`npuzzle_solver::Solver::split_unit`]) ahead of time. The whole job's first split turns
 //!    its root into such a unit, with the bound nodes its worker measured.
 //!
-//! # Rules (see `DESIGN.md` in the shared notes)
+//! # Rules (see docs/design.md, "The scheduler")
 //! - **Shared bound with a barrier.** Every task of a job in the distributed phase (its units, or
 //!   the pieces cut from them) is searched under the job's bound. Only when every one has
 //!   reported for that bound does the job move on, to the least `next_bound` reported (at
