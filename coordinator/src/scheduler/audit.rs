@@ -1,0 +1,276 @@
+//! Audits and probation: which reports are searched again by another worker ([`audit_pick`],
+//! and every report of a worker on probation), the claims a job keeps for that, the audit
+//! tasks that replace a bound's tasks while they run, and what happens when one finds a lie (the
+//! liar dropped, every job that relied on it started over). An audit is the only defence
+//! against a worker that reports "nothing here" falsely: the barrier makes every other lie
+//! visible, this one only a second search can see.
+
+use std::collections::HashMap;
+
+use npuzzle_solver::{Move, WorkUnit};
+
+use super::job::{Job, Task, TaskState};
+use super::messages::{
+    Command, DisconnectReason, Epoch, JobId, Report, UnitId, UnitResult, WorkerId,
+};
+use super::{Scheduler, SchedulerConfig};
+
+/// What an audit task checks: that `reporter`'s word holds, by searching under `bound`
+/// (which must find nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct AuditOf {
+    pub(super) reporter: WorkerId,
+    pub(super) bound: u32,
+    /// Checks a report before an answer is returned: passed, it counts towards the reporter's
+    /// probation.
+    pub(super) before_answer: bool,
+}
+
+/// A report picked for an audit, checked when its bound is over.
+#[derive(Clone, Debug)]
+pub(super) struct Claim {
+    pub(super) unit: usize,
+    pub(super) work: WorkUnit,
+    pub(super) reporter: WorkerId,
+    /// The bound to search it under; `None`: one below the next bound (the report said nothing
+    /// shorter than that is in its subtree).
+    pub(super) bound: Option<u32>,
+}
+
+/// Audits a job waits for before it goes on.
+#[derive(Clone, Debug)]
+pub(super) enum Auditing {
+    /// Then the next bound.
+    Bound { next: u32 },
+    /// Then this answer of a whole search, with the bounds its worker reported.
+    Answer { path: Vec<Move>, bounds: Vec<u32> },
+}
+
+/// Restarts of a job for traces of a lie (a path shorter than its bound, a bound past the
+/// deepest search); past them such a path is taken for a forgery (its worker dropped) and such
+/// a bound ends the job, so that no worker can restart a job forever.
+pub(super) const MAX_LIE_RESTARTS: u32 = 3;
+
+/// Sampled claims kept per bound at most, unless every report is audited (`audit_fraction` 1,
+/// which promises that no lie goes unchecked): audits add a bounded delay and memory. Claims of
+/// workers on probation are all kept: at most one per task of the bound, so that they at most
+/// double the job's task memory, itself capped by `max_tasks_per_job`.
+const MAX_CLAIMS: usize = 64;
+
+/// Whether the report on task `tid` of `job` in `epoch` is audited: a hash of those and the
+/// seed, below [`SchedulerConfig::audit_fraction`]. A worker cannot tell which reports are.
+pub(super) fn audit_pick(config: &SchedulerConfig, job: JobId, epoch: Epoch, tid: UnitId) -> bool {
+    if config.audit_fraction <= 0.0 {
+        return false;
+    }
+    // splitmix64 over the report's place.
+    let mut z = config.audit_seed
+        ^ job.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ u64::from(epoch).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        ^ u64::from(tid).wrapping_mul(0x1656_67B1_9E37_79F9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z as f64 / u64::MAX as f64) < config.audit_fraction
+}
+
+impl Job {
+    /// Keeps a report for an audit: a sampled one for the bound's end (at most
+    /// [`MAX_CLAIMS`] a bound unless every report is audited), one of a worker on probation
+    /// for the answer (at most one per task of the bound).
+    pub(super) fn keep_claim(
+        &mut self,
+        claim: Claim,
+        sampled: bool,
+        on_probation: bool,
+        config: &SchedulerConfig,
+    ) {
+        let room =
+            self.claims.len() < MAX_CLAIMS || config.audit_fraction >= 1.0 || self.lies_seen > 0;
+        if sampled && room {
+            self.claims.push(claim);
+        } else if on_probation {
+            self.probation_claims.push(claim);
+        }
+    }
+
+    /// Replaces the bound's tasks by `audits`, each searched under its own bound by a worker
+    /// other than its reporter, without a budget (never cut: a lie must be found whole).
+    pub(super) fn start_audits(&mut self, audits: Vec<(usize, WorkUnit, AuditOf)>) {
+        self.epoch += 1;
+        self.tasks = audits
+            .into_iter()
+            .map(|(unit, work, audit)| Task {
+                unbudgeted: true,
+                audit: Some(audit),
+                ..Task::new(unit, work, 0.0)
+            })
+            .collect();
+        self.queue = (0..self.tasks.len() as UnitId).rev().collect();
+        self.open = self.tasks.len();
+        self.running = 0;
+        self.stats.audits += self.tasks.len();
+    }
+}
+
+impl Scheduler {
+    /// Audits of `claims` of job `job_id`, each under `bound(claim)`: those some worker other
+    /// than their reporter can search. `before_answer`: they check reports an answer waits on.
+    pub(super) fn audits_of(
+        &self,
+        job_id: JobId,
+        claims: Vec<Claim>,
+        bound: impl Fn(&Claim) -> u32,
+        before_answer: bool,
+    ) -> Vec<(usize, WorkUnit, AuditOf)> {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return Vec::new();
+        };
+        // Claims come mostly from a few reporters: ask once per reporter whether anyone else
+        // can check it, not once per claim (each asks every worker).
+        let mut auditable: HashMap<WorkerId, bool> = HashMap::new();
+        claims
+            .into_iter()
+            .filter(|c| {
+                *auditable
+                    .entry(c.reporter)
+                    .or_insert_with(|| self.can_audit(job, c.reporter))
+            })
+            .map(|c| {
+                let audit = AuditOf {
+                    reporter: c.reporter,
+                    bound: bound(&c),
+                    before_answer,
+                };
+                (c.unit, c.work, audit)
+            })
+            .collect()
+    }
+
+    /// Whether some connected worker other than `reporter`, with a good result already (a
+    /// newcomer audits nobody), can search `job`'s units.
+    pub(super) fn can_audit(&self, job: &Job, reporter: WorkerId) -> bool {
+        let shape = job.spec.root.shape();
+        self.workers.iter().any(|(&id, w)| {
+            id != reporter && w.good > 0 && w.capabilities.can_search(job.spec.heuristic, shape)
+        })
+    }
+
+    /// The result of an audit task: nothing found under its bound confirms the report; a path
+    /// that checks out proves the reporter lied.
+    pub(super) fn apply_audit(
+        &mut self,
+        job_id: JobId,
+        tid: usize,
+        worker: WorkerId,
+        audit: AuditOf,
+        result: UnitResult,
+    ) -> Vec<Command> {
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        match result.report {
+            Report::Exhausted { .. } => {
+                job.tasks[tid].state = TaskState::Done;
+                job.open -= 1;
+                self.after_task(job_id)
+            }
+            Report::Found(suffix) => {
+                let mut path = job.tasks[tid].work.prefix.clone();
+                path.extend(suffix);
+                if !job.reaches_goal(&path) || path.len() as u32 > audit.bound {
+                    return self.forged(job_id, tid, worker, "an audit's path does not check out");
+                }
+                job.stats.audits_failed += 1;
+                tracing::warn!(
+                    job = job_id,
+                    liar = audit.reporter,
+                    auditor = worker,
+                    bound = audit.bound,
+                    length = path.len(),
+                    "an audit found a path its reporter said was not there; dropping the reporter and starting over every job it reported on"
+                );
+                self.caught(audit.reporter)
+            }
+            // Audits are searched without a budget and never asked back: an honest worker
+            // neither splits nor stops them.
+            _ => self.forged(
+                job_id,
+                tid,
+                worker,
+                "an audit searched without a budget came back cut",
+            ),
+        }
+    }
+
+    /// `liar` was caught by an audit: every running job that relied on its reports starts over
+    /// from its first bound, and it is dropped as a forger.
+    pub(super) fn caught(&mut self, liar: WorkerId) -> Vec<Command> {
+        let mut jobs: Vec<JobId> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.reporters.contains(&liar))
+            .map(|(&id, _)| id)
+            .collect();
+        jobs.sort_unstable();
+        let mut commands = Vec::new();
+        for id in jobs {
+            commands.extend(self.restart(id));
+        }
+        if self.workers.contains_key(&liar) {
+            commands.push(Command::Disconnect {
+                worker: liar,
+                reason: DisconnectReason::ForgedResult,
+            });
+            commands.extend(self.remove_worker(liar));
+        }
+        commands
+    }
+
+    /// Audits that no connected worker but their reporter could search are let go (a worker
+    /// cannot check itself): the job goes on on the reporter's word, as without audits.
+    pub(super) fn release_unauditable(&mut self) -> Vec<Command> {
+        let mut released = Vec::new();
+        for (&job_id, job) in &self.jobs {
+            if job.auditing.is_none() {
+                continue;
+            }
+            for &tid in &job.queue {
+                if let Some(audit) = job.tasks[tid as usize].audit
+                    && !self.can_audit(job, audit.reporter)
+                {
+                    released.push((job_id, tid));
+                }
+            }
+        }
+        if released.is_empty() {
+            return Vec::new();
+        }
+        released.sort_unstable();
+        let mut commands = Vec::new();
+        for (job_id, tid) in released {
+            commands.extend(self.give_up_audit(job_id, tid));
+        }
+        commands.extend(self.dispatch());
+        commands
+    }
+
+    /// Audit `tid` of `job_id` (queued or running) is done without an answer: the job goes on
+    /// on its reporter's word.
+    pub(super) fn give_up_audit(&mut self, job_id: JobId, tid: UnitId) -> Vec<Command> {
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let task = &mut job.tasks[tid as usize];
+        match task.state {
+            TaskState::Pending => job.queue.retain(|&t| t != tid),
+            TaskState::Running { .. } => job.running -= 1,
+            TaskState::Done => return Vec::new(),
+        }
+        task.state = TaskState::Done;
+        job.open -= 1;
+        let commands = self.after_task(job_id);
+        self.reindex(job_id);
+        commands
+    }
+}

@@ -1,0 +1,241 @@
+//! The cluster's members: each worker's slots, capabilities, outstanding assignments, lease and
+//! the trust it has earned (a newcomer holds [`TRIAL_SLOTS`] tasks until it answers well), the
+//! index of workers with free slots, and how a worker leaves: its lease expires, it holds a task
+//! it was asked back, or it disconnects. Its tasks then go back to their jobs' queues.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashSet};
+use std::time::Instant;
+
+use npuzzle_solver::Shape;
+
+use super::Scheduler;
+use super::admission::Capabilities;
+use super::job::TaskState;
+use super::messages::{Command, DisconnectReason, Epoch, JobId, UnitId, WorkerId};
+
+pub(super) struct Worker {
+    pub(super) slots: usize,
+    /// Which units it may be given.
+    pub(super) capabilities: Capabilities,
+    pub(super) outstanding: HashSet<(JobId, Epoch, UnitId)>,
+    pub(super) last_seen: Instant,
+    /// Units it failed, refused or cancelled since its last good result.
+    pub(super) failures: u32,
+    /// Good results so far (found, exhausted, handed back): trust earned.
+    pub(super) good: u32,
+    /// Answers whose final audits confirmed its reports: from
+    /// [`SchedulerConfig::probation`] on, its reports are only sampled.
+    pub(super) confirmed: u32,
+}
+
+/// Tasks a worker may hold before its first good result; each good result doubles it, up to
+/// its slots. A worker that claims thousands of threads and answers nothing holds little.
+pub(super) const TRIAL_SLOTS: usize = 2;
+
+impl Worker {
+    /// Tasks it may hold at once now.
+    pub(super) fn capacity(&self) -> usize {
+        self.slots.min(TRIAL_SLOTS << self.good.min(16))
+    }
+}
+
+/// A worker's key in [`Scheduler::free`], if it has a free slot.
+pub(super) fn free_key(id: WorkerId, w: &Worker) -> Option<FreeKey> {
+    let free = w.capacity().saturating_sub(w.outstanding.len());
+    let proven = w.good > 0;
+    // Among newcomers, claimed slots buy no precedence: the earliest joined goes first.
+    let rank = if proven { free } else { free.min(1) };
+    (free > 0).then_some((Reverse(proven), Reverse(rank), id))
+}
+
+/// A worker's place in [`Scheduler::free`]: workers with a good result first (work requeued
+/// from a worker that held it goes to one that has answered before), then the freest (among
+/// newcomers: none), then the lowest id.
+pub(super) type FreeKey = (Reverse<bool>, Reverse<usize>, WorkerId);
+
+impl Scheduler {
+    /// Changes worker `id` (its outstanding assignments), keeping [`Scheduler::free`] in step.
+    pub(super) fn update_worker<R>(
+        &mut self,
+        id: WorkerId,
+        f: impl FnOnce(&mut Worker) -> R,
+    ) -> Option<R> {
+        let w = self.workers.get_mut(&id)?;
+        if let Some(key) = free_key(id, w) {
+            self.free.remove(&key);
+        }
+        let r = f(w);
+        if let Some(key) = free_key(id, w) {
+            self.free.insert(key);
+        }
+        Some(r)
+    }
+
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Slots over all workers.
+    pub fn slots(&self) -> usize {
+        self.total_slots
+    }
+
+    /// Assignments out on workers.
+    pub fn busy_slots(&self) -> usize {
+        self.workers.values().map(|w| w.outstanding.len()).sum()
+    }
+
+    /// Assignments out on worker `id` (0 for a worker it does not know).
+    pub fn busy_slots_of(&self, id: WorkerId) -> usize {
+        self.workers.get(&id).map_or(0, |w| w.outstanding.len())
+    }
+
+    /// The shapes some connected worker holds pattern databases for.
+    pub fn pdb_shapes(&self) -> BTreeSet<Shape> {
+        self.workers
+            .values()
+            .flat_map(|w| w.capabilities.pdb_shapes.iter().copied())
+            .collect()
+    }
+
+    /// A worker joined with `slots` search threads and `capabilities`.
+    pub fn add_worker(
+        &mut self,
+        id: WorkerId,
+        slots: usize,
+        capabilities: Capabilities,
+        now: Instant,
+    ) -> Vec<Command> {
+        self.clock = Some(now);
+        self.remove_worker_entry(id);
+        let worker = Worker {
+            slots: slots.max(1),
+            capabilities,
+            outstanding: HashSet::new(),
+            last_seen: now,
+            failures: 0,
+            good: 0,
+            confirmed: 0,
+        };
+        self.total_slots += worker.slots;
+        if let Some(key) = free_key(id, &worker) {
+            self.free.insert(key);
+        }
+        self.workers.insert(id, worker);
+        self.dispatch()
+    }
+
+    /// A worker disconnected or its lease expired: its tasks go back to the queue.
+    pub fn remove_worker(&mut self, id: WorkerId) -> Vec<Command> {
+        let Some(worker) = self.remove_worker_entry(id) else {
+            return Vec::new();
+        };
+        let mut touched = BTreeSet::new();
+        for (job_id, epoch, tid) in worker.outstanding {
+            touched.insert(job_id);
+            let Some(job) = self.jobs.get_mut(&job_id) else {
+                continue;
+            };
+            let Some(task) = job.tasks.get_mut(tid as usize) else {
+                continue;
+            };
+            if epoch == job.epoch
+                && let TaskState::Running { worker, asked_back } = task.state
+                && worker == id
+            {
+                if asked_back {
+                    self.asked_out -= 1;
+                }
+                task.state = TaskState::Pending;
+                job.running -= 1;
+                // Back at the end: requeued tasks go out next.
+                job.queue.push(tid);
+                job.stats.requeued += 1;
+            }
+        }
+        for job in touched {
+            self.reindex(job);
+        }
+        self.dispatch()
+    }
+
+    /// Forgets worker `id` and its place in the indexes.
+    pub(super) fn remove_worker_entry(&mut self, id: WorkerId) -> Option<Worker> {
+        let worker = self.workers.remove(&id)?;
+        if let Some(key) = free_key(id, &worker) {
+            self.free.remove(&key);
+        }
+        self.total_slots -= worker.slots;
+        Some(worker)
+    }
+
+    /// Any message from a worker renews its lease.
+    pub fn heartbeat(&mut self, id: WorkerId, now: Instant) {
+        self.clock = Some(now);
+        if let Some(w) = self.workers.get_mut(&id) {
+            w.last_seen = now;
+        }
+    }
+
+    /// Finds tasks held too long: asked back without an answer within
+    /// [`SchedulerConfig::ask_timeout`] (the worker is dropped), or running past
+    /// [`SchedulerConfig::max_task_age`] (asked back now).
+    pub(super) fn check_held(&mut self, now: Instant) -> Vec<Command> {
+        let mut holders = BTreeSet::new();
+        let mut too_old = Vec::new();
+        let mut stale_audits = Vec::new();
+        for (&wid, w) in &self.workers {
+            for &(job_id, epoch, tid) in &w.outstanding {
+                let Some(job) = self.jobs.get(&job_id) else {
+                    continue;
+                };
+                let Some(task) = job.tasks.get(tid as usize).filter(|_| epoch == job.epoch) else {
+                    continue;
+                };
+                let age = |t: Option<Instant>| t.map(|t| now.saturating_duration_since(t));
+                match task.state {
+                    TaskState::Running {
+                        asked_back: true, ..
+                    } if age(task.asked_at).is_some_and(|a| a > self.config.ask_timeout) => {
+                        holders.insert(wid);
+                    }
+                    TaskState::Running {
+                        asked_back: false, ..
+                    } if age(task.since).is_some_and(|a| a > self.config.max_task_age) => {
+                        if task.audit.is_some() {
+                            stale_audits.push((job_id, tid));
+                        } else if !task.unbudgeted {
+                            too_old.push((job_id, tid, wid));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        too_old.sort_unstable();
+        let mut commands = Vec::new();
+        for (job_id, tid, worker) in too_old {
+            commands.extend(self.ask(job_id, tid, worker, 0));
+        }
+        // An audit is never cut or asked back: one running past any honest task is given up,
+        // and its job goes on as it would without it (an auditor cannot hold a job).
+        stale_audits.sort_unstable();
+        for (job_id, tid) in stale_audits {
+            tracing::warn!(job = job_id, "an audit ran too long; going on without it");
+            commands.extend(self.give_up_audit(job_id, tid));
+        }
+        for worker in holders {
+            tracing::warn!(
+                worker,
+                "a worker holds a unit it was asked for; dropping it"
+            );
+            commands.push(Command::Disconnect {
+                worker,
+                reason: DisconnectReason::Failing,
+            });
+            commands.extend(self.remove_worker(worker));
+        }
+        commands
+    }
+}

@@ -1,0 +1,225 @@
+//! What goes in and out of the scheduler: the jobs submitted ([`JobSpec`]), the assignments
+//! sent to workers and the results they report ([`Assignment`], [`UnitResult`], [`Report`]),
+//! the [`Command`]s the caller carries out, and how a job ended ([`JobOutcome`], [`JobStats`]).
+//! These are plain data with no gRPC in them: the service converts them to and from the wire,
+//! the simulator and the tests build them directly.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use npuzzle_solver::{Goal, HeuristicKind, Move, Shape, Solver, WorkUnit};
+
+pub type JobId = u64;
+pub type WorkerId = u64;
+pub type UnitId = u32;
+pub type Epoch = u32;
+
+/// A job ready to distribute.
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub id: JobId,
+    pub goal: Goal,
+    /// What the workers search the units with.
+    pub heuristic: HeuristicKind,
+    /// The coordinator's solver for the same goal, for estimates, splitting and checking paths.
+    /// Its heuristic is the job's, except for pattern databases, which the coordinator does not
+    /// hold: then linear conflict or exact (the scheduler's module notes say why that is sound).
+    pub solver: Arc<Solver>,
+    pub root: npuzzle_solver::Board,
+    /// The units to search under a shared bound; for a whole job, the root alone.
+    pub units: Vec<WorkUnit>,
+    /// Search the root as one unit, bound after bound, on one slot, until it is found or asked
+    /// back (see the scheduler's module notes).
+    pub whole: bool,
+}
+
+impl JobSpec {
+    /// A job that starts whole: the root as one unit that its worker searches bound after bound.
+    pub fn whole(
+        id: JobId,
+        goal: Goal,
+        heuristic: HeuristicKind,
+        solver: Arc<Solver>,
+        root: npuzzle_solver::Board,
+    ) -> JobSpec {
+        JobSpec {
+            id,
+            goal,
+            heuristic,
+            solver,
+            root,
+            units: vec![WorkUnit {
+                board: root,
+                g: 0,
+                last: None,
+                prefix: Vec::new(),
+                trail: Vec::new(),
+            }],
+            whole: true,
+        }
+    }
+}
+
+/// One unit to search, as sent to a worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    pub job: JobId,
+    pub epoch: Epoch,
+    pub unit: UnitId,
+    pub work: WorkUnit,
+    pub goal: Goal,
+    pub heuristic: HeuristicKind,
+    pub bound: u32,
+    pub node_budget: u64,
+    /// Search bound after bound from `bound` (a whole job), not just `bound`.
+    pub iterate: bool,
+}
+
+/// One unsearched subtree a worker handed back: its moves from the assignment's board, and its
+/// `g + h` with the worker's heuristic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandedBack {
+    pub moves: Vec<Move>,
+    pub f: u32,
+}
+
+/// What a worker reports for one assignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// Moves from the unit's state to the goal, within the bound.
+    Found(Vec<Move>),
+    Exhausted {
+        next_bound: u32,
+    },
+    Cancelled,
+    /// Stopped part-way through `bound` (budget, or asked back) keeping its work: `pieces` are
+    /// the rest; `next_bound` the least f above `bound` in what was searched (`u32::MAX`: none).
+    Split {
+        bound: u32,
+        next_bound: u32,
+        pieces: Vec<HandedBack>,
+    },
+    /// The old way to stop at the node budget: the nodes searched are lost.
+    BudgetExceeded,
+    Failed(String),
+    /// The worker cannot search the unit's heuristic for its shape (no pattern databases).
+    Unsupported(String),
+}
+
+/// A worker's result for one assignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitResult {
+    pub job: JobId,
+    pub epoch: Epoch,
+    pub unit: UnitId,
+    pub report: Report,
+    pub expanded: u64,
+    /// For an `iterate` assignment: each bound searched and its nodes (the last one partial
+    /// unless found in it).
+    pub iterations: Vec<(u32, u64)>,
+}
+
+/// How a job ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobOutcome {
+    /// An optimal path from the root.
+    Solved { path: Vec<Move> },
+    /// Stopped before an answer; no solution is shorter than `lower_bound`.
+    Cancelled { lower_bound: u32 },
+}
+
+/// Job totals, reported with its outcome.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobStats {
+    /// Nodes expanded by workers for this job.
+    pub nodes: u64,
+    /// Tasks searched: units and pieces (1 for a job solved whole).
+    pub units: usize,
+    /// Units cut ahead of a bound, and tasks that handed back their rest.
+    pub splits: usize,
+    pub requeued: usize,
+    /// Bounds searched.
+    pub bounds: Vec<u32>,
+    /// Nodes per worker.
+    pub worker_nodes: HashMap<WorkerId, u64>,
+    /// Running tasks asked to hand back their rest for idle slots.
+    pub yields: usize,
+    /// Nodes searched by tasks that stopped the old way (`BUDGET_EXCEEDED`) and were searched
+    /// again: the only work the scheduler throws away.
+    pub discarded_nodes: u64,
+    /// Reports searched again by another worker, and those that turned out to be lies.
+    pub audits: usize,
+    pub audits_failed: usize,
+}
+
+/// Counts since the scheduler started, over every job (running or over), for the caller to
+/// export: the scheduler itself records no metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Assignments handed to workers.
+    pub units_assigned: u64,
+    /// Units cut into smaller ones (ahead of a bound, or handed back part-searched).
+    pub units_split: u64,
+    /// Units put back in the queue: their worker was lost, or the unit failed or was refused.
+    pub units_requeued: u64,
+}
+
+/// What the caller must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Assign {
+        worker: WorkerId,
+        assignment: Assignment,
+    },
+    /// Ask `worker` to stop unit (`job`, `epoch`, `unit`) once it has searched `after_nodes`
+    /// nodes and hand back the rest: slots are idle.
+    Yield {
+        worker: WorkerId,
+        job: JobId,
+        epoch: Epoch,
+        unit: UnitId,
+        after_nodes: u64,
+    },
+    /// Stop every unit of `job` on `worker`.
+    Cancel { worker: WorkerId, job: JobId },
+    /// Close `worker`'s connection: it no longer counts as a member and its units went back to
+    /// the queue.
+    Disconnect {
+        worker: WorkerId,
+        reason: DisconnectReason,
+    },
+    /// `worker` refused a unit it claimed to serve (`UNSUPPORTED` for pattern databases of
+    /// `shape`): the claim is struck, and should be struck from its next hellos for a while.
+    Revoked { worker: WorkerId, shape: Shape },
+    /// A bound started (`finished: false`) or was exhausted everywhere (`finished: true`).
+    Progress {
+        job: JobId,
+        bound: u32,
+        nodes: u64,
+        units_done: usize,
+        units_total: usize,
+        finished: bool,
+    },
+    /// The job is over; it is forgotten after this.
+    Finish {
+        job: JobId,
+        outcome: JobOutcome,
+        stats: JobStats,
+    },
+}
+
+/// Why the scheduler dropped a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisconnectReason {
+    /// Silent past the lease timeout. A worker that is still alive (a network cut that healed,
+    /// a stall that ended) sees its stream end and joins again as a new member, instead of
+    /// lingering connected but never given work.
+    LeaseExpired,
+    /// It reported a path that does not reach the goal or is longer than the bound, or pieces
+    /// that are not moves from its unit: an honest worker never does, so its other results are
+    /// not trusted either.
+    ForgedResult,
+    /// It failed, refused or cancelled [`max_failures`](super::SchedulerConfig::max_failures)
+    /// units in a row.
+    Failing,
+}

@@ -1,0 +1,501 @@
+//! The scheduler: who searches which unit, under which bound, and when a job is done.
+//!
+//! A plain state machine with no I/O, no clock of its own and no gRPC (like raft-rs's core): the
+//! caller feeds it events ([`Scheduler::add_worker`], [`Scheduler::submit`],
+//! [`Scheduler::on_result`], [`Scheduler::tick`], …), with the time where it matters, and carries
+//! out the [`Command`]s it returns. Unit tests drive it with a simulated cluster.
+//!
+//! # Layout
+//! - `messages.rs`: the events in and the commands out ([`JobSpec`], [`UnitResult`],
+//!   [`Command`], …) and the ids they carry.
+//! - `config.rs`: [`SchedulerConfig`], its defaults.
+//! - `admission.rs`: which heuristic a job gets from the workers connected now.
+//! - `job.rs`: one job's units, tasks, queue and bounds.
+//! - `members.rs`: the workers, their leases, trust and free slots, and how one is dropped.
+//! - `audit.rs`: audits and probation.
+//! - `reports.rs`: what each kind of report does to its job.
+//! - `dispatch.rs`: free slots paired with queued tasks, and running tasks asked back.
+//! - here: [`Scheduler`], its events, and the bound-to-bound life of a job.
+//!
+//! # How a job is searched
+//!
+//! 1. **Whole first.** A job (from [`JobSpec::whole`]) goes to one worker slot as a single unit
+//!    that the worker searches bound after bound, from its own heuristic's value (IDA* at the
+//!    root, `iterate`): a job that ends there is never cut, and costs what the serial search
+//!    costs. While more jobs are runnable than slots (a batch), that is the right grain.
+//! 2. **Cut only when a slot would idle.** When a worker slot is free and no unit is queued that
+//!    it could search, the coordinator asks the largest running unit back ([`Command::Yield`]):
+//!    once it has searched [`SchedulerConfig::hand_back_after`] nodes, its worker stops and
+//!    hands back the rest of its bound as *pieces* (the siblings not yet tried on each level of
+//!    the depth-first path where it stopped, and the node it stopped at), keeping what it
+//!    searched. A unit that exceeds its node budget does the same. The pieces are queued at
+//!    once, in depth-first order.
+//! 3. **Units for the later bounds.** A job's *units* persist from bound to bound; pieces only
+//!    live for the bound they were cut in, and their nodes add up to their unit's. At each new
+//!    bound, a unit predicted (its nodes at the bound before × the job's growth per bound) to
+//!    exceed its share of the bound is cut breadth-first into smaller units
+//!    ([`npuzzle_solver::Solver::split_unit`]) ahead of time. The whole job's first split turns
+//!    its root into such a unit, with the bound nodes its worker measured.
+//!
+//! # Rules (see docs/design.md, "The scheduler")
+//! - **Shared bound with a barrier.** Every task of a job in the distributed phase (its units, or
+//!   the pieces cut from them) is searched under the job's bound. Only when every one has
+//!   reported for that bound does the job move on, to the least `next_bound` reported (at
+//!   least the bound + 1). A solution found under bound `b` is therefore optimal: every smaller
+//!   bound was exhausted everywhere. A whole job's solution is optimal by the same rule, applied
+//!   by its one worker to the whole tree.
+//! - **Workers pull.** Assignments go to free slots, the job with the fewest running tasks first
+//!   (fair sharing), and within a job in the serial search's depth-first order (Korf's operator
+//!   order on the prefixes). In the last bound that makes the distributed search explore what
+//!   serial IDA* explores before its solution, plus what is in flight on the other slots.
+//! - **Nothing searched is thrown away.** A split keeps the nodes searched; each stop expands one
+//!   node (the one it stopped at) a second time. Workers that answer with the old
+//!   `BUDGET_EXCEEDED` have their unit cut and searched again (their nodes are counted as
+//!   discarded).
+//! - **Everything is tagged** with (job, epoch, unit): the epoch counts the job's bounds, so late,
+//!   duplicated or out-of-order results are recognised and dropped.
+//! - **Leases.** A worker silent for longer than the lease timeout is dropped; its tasks go back
+//!   to the queue. So do the tasks of a worker that disconnects.
+//! - **Cancel at once.** When a job is answered or cancelled, every worker holding one of its
+//!   tasks gets a cancel command in the same step.
+//! - **Capabilities.** A worker says in its hello which shapes it holds pattern databases for.
+//!   Tasks of a job searched with pattern databases go only to workers with tables for the
+//!   job's shape; they wait in the queue while no such worker is connected. Other jobs go
+//!   anywhere.
+//!
+//! # Pattern databases on the workers, linear conflict here
+//!
+//! The coordinator keeps no tables. For its own estimates (a unit's `g + h`, hence a job's first
+//! bound) it uses its [`JobSpec::solver`], which for a PDB job is linear conflict (or exact on
+//! small boards), while the workers search with pattern databases. Mixing is sound because every
+//! one of these heuristics is admissible:
+//!
+//! - A bound is only ever a claim that *no solution is cheaper*. A whole job starts at the
+//!   coordinator's `g + h` at the root, which its worker raises at once to its own value. A job
+//!   submitted as many units starts at the least linear-conflict `g + h` over them; a worker
+//!   prunes a unit below its PDB value at the root and reports that value as its `next_bound`
+//!   without searching.
+//! - Every later bound is the least `next_bound` reported by the workers, i.e. the least f
+//!   above the exhausted bound that their (PDB) search met, so the barrier's rule holds
+//!   whichever admissible heuristic each side uses. PDBs here are not consistent (a move can
+//!   change them by more than 1), which IDA* tolerates: bounds may then rise by more than 2.
+//! - Splitting a unit and ordering units use no heuristic; the pieces' `f` values (the workers')
+//!   only weigh their predicted sizes; checking a path replays it.
+//!
+//! So an answer is still optimal, and its length equals the bound it was found under.
+
+mod admission;
+mod audit;
+mod config;
+mod dispatch;
+mod job;
+mod members;
+mod messages;
+mod reports;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::Instant;
+
+pub use admission::{Capabilities, HeuristicUnavailable, choose_heuristic};
+pub use config::SchedulerConfig;
+pub use messages::{
+    Assignment, Command, DisconnectReason, Epoch, HandedBack, JobId, JobOutcome, JobSpec, JobStats,
+    Report, Totals, UnitId, UnitResult, WorkerId,
+};
+
+use audit::{Auditing, MAX_LIE_RESTARTS};
+use job::{Job, MAX_BOUND_STEP, TaskState, Unit};
+use members::{FreeKey, Worker};
+
+/// The scheduling state machine.
+pub struct Scheduler {
+    config: SchedulerConfig,
+    /// Nodes in results for jobs already over (whole units that were running when it ended).
+    late_nodes: u64,
+    /// [`Totals`] of the jobs already over, plus every assignment ever made.
+    totals: Totals,
+    jobs: HashMap<JobId, Job>,
+    workers: HashMap<WorkerId, Worker>,
+    /// Workers with free slots, in [`FreeKey`] order.
+    free: BTreeSet<FreeKey>,
+    /// Jobs with queued tasks, the fewest running first (lowest id on ties).
+    runnable: BTreeSet<(usize, JobId)>,
+    /// Slots over all workers.
+    total_slots: usize,
+    /// Running tasks asked back and not yet reported.
+    asked_out: usize,
+    /// The latest time an event brought (the scheduler has no clock of its own).
+    clock: Option<Instant>,
+}
+
+impl Scheduler {
+    pub fn new(config: SchedulerConfig) -> Scheduler {
+        Scheduler {
+            config,
+            late_nodes: 0,
+            totals: Totals::default(),
+            jobs: HashMap::new(),
+            workers: HashMap::new(),
+            free: BTreeSet::new(),
+            runnable: BTreeSet::new(),
+            total_slots: 0,
+            asked_out: 0,
+            clock: None,
+        }
+    }
+
+    /// Puts job `id` in [`Scheduler::runnable`] at its place, or out of it.
+    fn reindex(&mut self, id: JobId) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        if let Some(key) = job.indexed.take() {
+            self.runnable.remove(&key);
+        }
+        if !job.queue.is_empty() {
+            let key = (job.running, id);
+            self.runnable.insert(key);
+            job.indexed = Some(key);
+        }
+    }
+
+    pub fn running_jobs(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Tasks waiting for a slot, over all jobs.
+    pub fn queue_depth(&self) -> usize {
+        self.jobs.values().map(|j| j.queue.len()).sum()
+    }
+
+    /// Nodes workers reported for jobs that were already over.
+    pub fn late_nodes(&self) -> u64 {
+        self.late_nodes
+    }
+
+    /// Assignments, splits and requeues since the start, over every job.
+    pub fn totals(&self) -> Totals {
+        let mut totals = self.totals;
+        for job in self.jobs.values() {
+            totals.units_split += job.stats.splits as u64;
+            totals.units_requeued += job.stats.requeued as u64;
+        }
+        totals
+    }
+
+    /// Forgets a job that is over, keeping its counts in the totals.
+    fn retire(&mut self, job: JobId) -> Option<Job> {
+        let job = self.jobs.remove(&job)?;
+        if let Some(key) = job.indexed {
+            self.runnable.remove(&key);
+        }
+        let asked = job.asked_out();
+        self.asked_out -= asked;
+        self.totals.units_split += job.stats.splits as u64;
+        self.totals.units_requeued += job.stats.requeued as u64;
+        Some(job)
+    }
+
+    pub fn has_job(&self, job: JobId) -> bool {
+        self.jobs.contains_key(&job)
+    }
+
+    /// Drops workers whose lease expired.
+    pub fn tick(&mut self, now: Instant) -> Vec<Command> {
+        let timeout = self.config.lease_timeout;
+        let mut expired: Vec<WorkerId> = self
+            .workers
+            .iter()
+            .filter(|(_, w)| now.saturating_duration_since(w.last_seen) > timeout)
+            .map(|(&id, _)| id)
+            .collect();
+        expired.sort_unstable();
+        self.clock = Some(now);
+        let mut commands = Vec::new();
+        for id in expired {
+            commands.push(Command::Disconnect {
+                worker: id,
+                reason: DisconnectReason::LeaseExpired,
+            });
+            commands.extend(self.remove_worker(id));
+        }
+        commands.extend(self.check_held(now));
+        commands.extend(self.release_unauditable());
+        commands
+    }
+
+    /// A new job. A whole job ([`JobSpec::whole`]) starts as its root searched bound after bound
+    /// from the coordinator's estimate; otherwise its units are searched from the least bound
+    /// any of them admits.
+    pub fn submit(&mut self, spec: JobSpec) -> Vec<Command> {
+        let units: Vec<Unit> = spec
+            .units
+            .iter()
+            .map(|w| Unit::new(w.clone(), &spec.solver, 0))
+            .collect();
+        let bound = units.iter().map(|u| u.f).min().unwrap_or(0);
+        let id = spec.id;
+        let mut job = Job {
+            stats: JobStats {
+                bounds: vec![bound],
+                ..JobStats::default()
+            },
+            spec,
+            bound_nodes: Vec::new(),
+            units,
+            tasks: Vec::new(),
+            epoch: 0,
+            bound,
+            queue: Vec::new(),
+            running: 0,
+            open: 0,
+            next_bound: u32::MAX,
+            indexed: None,
+            floor: bound,
+            claims: Vec::new(),
+            probation_claims: Vec::new(),
+            deferred: Vec::new(),
+            auditing: None,
+            reporters: HashSet::new(),
+            lies_seen: 0,
+        };
+        job.start(&self.config, self.slots());
+        job.stats.units = job.tasks.len();
+        let mut commands = vec![job.progress(false)];
+        self.jobs.insert(id, job);
+        self.reindex(id);
+        commands.extend(self.dispatch());
+        commands
+    }
+
+    /// Stops a job (deadline, client gone). Returns its cancels and a `Finish` with the best
+    /// proven lower bound.
+    pub fn cancel(&mut self, job: JobId) -> Vec<Command> {
+        match self.retire(job) {
+            Some(j) => {
+                let lower_bound = j.bound;
+                let mut commands = self.cancel_everywhere(job);
+                commands.push(Command::Finish {
+                    job,
+                    outcome: JobOutcome::Cancelled { lower_bound },
+                    stats: j.stats,
+                });
+                commands.extend(self.dispatch());
+                commands
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn cancel_everywhere(&self, job: JobId) -> Vec<Command> {
+        let mut workers: Vec<WorkerId> = self
+            .workers
+            .iter()
+            .filter(|(_, w)| w.outstanding.iter().any(|&(j, _, _)| j == job))
+            .map(|(&id, _)| id)
+            .collect();
+        workers.sort_unstable();
+        workers
+            .into_iter()
+            .map(|worker| Command::Cancel { worker, job })
+            .collect()
+    }
+
+    /// A worker's result. Stale ones (finished job, old epoch, task not running on this worker)
+    /// only free the worker's slot.
+    pub fn on_result(
+        &mut self,
+        worker: WorkerId,
+        result: UnitResult,
+        now: Instant,
+    ) -> Vec<Command> {
+        self.clock = Some(now);
+        let key = (result.job, result.epoch, result.unit);
+        let held = self.update_worker(worker, |w| {
+            w.last_seen = now;
+            w.outstanding.remove(&key)
+        });
+        // Results of a worker already given up on are dropped: its tasks were requeued. So are
+        // results for assignments it never held (or answered already): nothing of them, not
+        // even their node counts, reaches a job or the totals.
+        if held != Some(true) {
+            return Vec::new();
+        }
+        let mut commands = Vec::new();
+        if let Some(job) = self.jobs.get_mut(&result.job) {
+            job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
+            let per_worker = job.stats.worker_nodes.entry(worker).or_default();
+            *per_worker = per_worker.saturating_add(result.expanded);
+            let state = job
+                .tasks
+                .get(result.unit as usize)
+                .filter(|_| result.epoch == job.epoch)
+                .map(|t| t.state);
+            let current =
+                matches!(state, Some(TaskState::Running { worker: w, .. }) if w == worker);
+            if matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker)
+            {
+                // It answered: no longer out as an ask.
+                self.asked_out -= 1;
+                job.tasks[result.unit as usize].state = TaskState::Running {
+                    worker,
+                    asked_back: false,
+                };
+            }
+            if current
+                && matches!(
+                    result.report,
+                    Report::Found(_) | Report::Exhausted { .. } | Report::Split { .. }
+                )
+            {
+                self.update_worker(worker, |w| {
+                    w.failures = 0;
+                    w.good = w.good.saturating_add(1);
+                });
+            }
+            if current {
+                let job = result.job;
+                commands.extend(self.apply(worker, result));
+                self.reindex(job);
+            }
+        } else {
+            self.late_nodes = self.late_nodes.saturating_add(result.expanded);
+        }
+        commands.extend(self.dispatch());
+        commands
+    }
+
+    /// After a task of `job_id` is done: when none of the bound's is left, move to the next bound.
+    fn after_task(&mut self, job_id: JobId) -> Vec<Command> {
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        if job.open > 0 {
+            return Vec::new();
+        }
+        match job.auditing.take() {
+            // Every audit found nothing: the reports hold.
+            Some(Auditing::Bound { next }) => return self.advance(job_id, next),
+            Some(Auditing::Answer { path, bounds }) => {
+                let Some(mut job) = self.retire(job_id) else {
+                    return Vec::new();
+                };
+                // Each reporter whose reports held up to this answer's audits has served one
+                // answer of its probation.
+                let mut confirmed: Vec<WorkerId> = job
+                    .tasks
+                    .iter()
+                    .filter_map(|t| t.audit.filter(|a| a.before_answer).map(|a| a.reporter))
+                    .collect();
+                confirmed.sort_unstable();
+                confirmed.dedup();
+                for reporter in confirmed {
+                    self.update_worker(reporter, |w| w.confirmed = w.confirmed.saturating_add(1));
+                }
+                job.stats.bounds = bounds;
+                let mut commands = self.cancel_everywhere(job_id);
+                commands.push(Command::Finish {
+                    job: job_id,
+                    outcome: JobOutcome::Solved { path },
+                    stats: job.stats,
+                });
+                return commands;
+            }
+            None => {}
+        }
+        // Barrier reached: every task exhausted this bound.
+        let mut commands = vec![job.progress(true)];
+        let mut total = 0u64;
+        for unit in job.units.iter_mut().filter(|u| !u.retired) {
+            unit.last_nodes = unit.nodes;
+            unit.nodes = 0;
+            total = total.saturating_add(unit.last_nodes);
+        }
+        job.bound_nodes.push(total);
+        // Every task exhausted the bound, so no solution is that short: the next bound is at
+        // least one more, whatever was reported, and at most MAX_BOUND_STEP more.
+        let next = job
+            .next_bound
+            .clamp(job.bound + 1, job.bound + MAX_BOUND_STEP);
+        let claims = std::mem::take(&mut job.claims);
+        job.deferred = std::mem::take(&mut job.probation_claims);
+        let audits = self.audits_of(job_id, claims, |c| c.bound.unwrap_or(next - 1), false);
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return commands;
+        };
+        if !audits.is_empty() {
+            // The next bound waits until other workers have searched these again.
+            job.auditing = Some(Auditing::Bound { next });
+            job.start_audits(audits);
+            return commands;
+        }
+        commands.extend(self.advance(job_id, next));
+        commands
+    }
+
+    /// Starts job `job_id` over from its first bound, keeping its units. Tasks still running
+    /// for it finish unheeded (their epoch is over): no cancel, which a worker would apply to
+    /// the job's new tasks too.
+    fn restart(&mut self, job_id: JobId) -> Vec<Command> {
+        let slots = self.slots();
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let asked = job.asked_out();
+        job.auditing = None;
+        job.claims.clear();
+        job.probation_claims.clear();
+        job.deferred.clear();
+        job.reporters.clear();
+        job.bound = job.floor;
+        job.epoch += 1;
+        job.stats.bounds = vec![job.floor];
+        job.start(&self.config, slots);
+        job.stats.units += job.tasks.len();
+        let progress = job.progress(false);
+        self.asked_out -= asked;
+        self.reindex(job_id);
+        vec![progress]
+    }
+
+    /// Moves job `job_id` on to bound `next`, or ends it past the deepest search.
+    fn advance(&mut self, job_id: JobId, next: u32) -> Vec<Command> {
+        let slots = self.slots();
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let mut commands = Vec::new();
+        if next >= npuzzle_solver::MAX_DEPTH as u32 && job.lies_seen < MAX_LIE_RESTARTS {
+            // Every board searched here is solvable (parity is checked before), and none of
+            // the shapes served needs that many moves: some report on the way was false.
+            tracing::warn!(
+                job = job_id,
+                bound = job.bound,
+                "past the deepest search with a solvable board: an earlier report was false; starting the job over with every report audited"
+            );
+            job.lies_seen += 1;
+            return self.restart(job_id);
+        }
+        if next >= npuzzle_solver::MAX_DEPTH as u32 {
+            // No path within the deepest bound the search can hold.
+            let lower_bound = job.bound;
+            let Some(job) = self.retire(job_id) else {
+                return commands;
+            };
+            commands.extend(self.cancel_everywhere(job_id));
+            commands.push(Command::Finish {
+                job: job_id,
+                outcome: JobOutcome::Cancelled { lower_bound },
+                stats: job.stats,
+            });
+            return commands;
+        }
+        job.bound = next;
+        job.epoch += 1;
+        job.stats.bounds.push(job.bound);
+        job.queue_all(&self.config, slots);
+        job.stats.units += job.tasks.len();
+        commands.push(job.progress(false));
+        commands
+    }
+}
