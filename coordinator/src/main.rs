@@ -84,7 +84,7 @@ struct Args {
     /// searched again by another worker before they are relied on, from 0 (none) to 1 (all).
     /// A worker caught lying is dropped and quarantined, and every running job
     /// that relied on it starts over. Costs about that share of extra search, and latency.
-    /// See README.
+    /// See docs/security.md.
     #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", default_value_t = 0.01, value_parser = fraction)]
     audit_fraction: f64,
     /// While audits are on, a worker is on probation until this many answers have passed their

@@ -63,6 +63,7 @@ mod shape;
 #[cfg(feature = "store")]
 pub mod store;
 mod trace;
+mod units;
 
 pub use board::{Board, IllegalMove, ParseError, Verification};
 pub use duplicates::TRAIL_MOVES;
@@ -74,13 +75,13 @@ pub use heuristic::{
 pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
 pub use pdb::{
-    BlankGoal, DualTable, FORMAT as PDB_FORMAT, Histogram, Partition, PatternDb, PdbError,
-    PdbHeuristic, PdbMax, PdbState,
+    BlankGoal, DualTable, FORMAT as PDB_FORMAT, Histogram, PACKED_FORMAT as PDB_PACKED_FORMAT,
+    Partition, PatternDb, PdbError, PdbHeuristic, PdbMax, PdbState,
 };
 pub use search::{
-    CHECK_INTERVAL, Frontier, FrontierError, Iteration, Limits, MAX_DEPTH, Piece, SearchOutcome,
-    SearchReport, SearchStats, Solver, UnitOutcome, UnitReport, UnitSplit, UnsupportedHeuristic,
-    WorkUnit,
+    CHECK_INTERVAL, Iteration, Limits, MAX_DEPTH, SearchOutcome, SearchReport, SearchStats, Solver,
+    UnsupportedHeuristic,
 };
 pub use shape::{MAX_CELLS, Shape, ShapeError};
 pub use trace::{BoundTrace, DFS_ORDER, Trace, TraceEntry, TraceError, dfs_key, dfs_rank};
+pub use units::{Frontier, FrontierError, Piece, UnitOutcome, UnitReport, UnitSplit, WorkUnit};

@@ -25,7 +25,7 @@ pub fn table_shapes() -> Vec<Shape> {
 pub fn preferred_partitions(shape: Shape) -> &'static [&'static str] {
     match (shape.width(), shape.height()) {
         (4, 4) => &["7-8", "6-6-3", "5-5-5"],
-        (5, 5) => &["6-6-6-6", "6-6-6-6-kf"],
+        (5, 5) => &["6-6-6-6", "6-6-6-6-kf", "6-6-6-6-c"],
         (3, 3) => &["4-4"],
         (2, 4) | (4, 2) => &["3-4"],
         _ => &[],
@@ -33,12 +33,16 @@ pub fn preferred_partitions(shape: Shape) -> &'static [&'static str] {
 }
 
 /// Partitions whose heuristics `best` puts under the max when every one of them is present,
-/// before it tries the single ones of [`preferred_partitions`]. On the 24-puzzle the two
-/// 6-6-6-6 layouts together expand about half the nodes of either (docs/performance.md);
-/// each costs a table read per move, so the time gained depends on the host's caches.
+/// strongest first, before it tries the single ones of [`preferred_partitions`]. On the
+/// 24-puzzle, Korf & Felner's ten easiest expanded 0.29x the nodes of `6-6-6-6` alone with two
+/// layouts and 0.22x with three (docs/performance.md); each layout costs table reads per move,
+/// so the time gained depends on the host's caches.
 pub fn combined_partitions(shape: Shape) -> &'static [&'static [&'static str]] {
     match (shape.width(), shape.height()) {
-        (5, 5) => &[&["6-6-6-6", "6-6-6-6-kf"]],
+        (5, 5) => &[
+            &["6-6-6-6", "6-6-6-6-kf", "6-6-6-6-c"],
+            &["6-6-6-6", "6-6-6-6-kf"],
+        ],
         _ => &[],
     }
 }
@@ -104,7 +108,7 @@ impl TableStore {
         let older = std::io::BufRead::fill_buf(&mut reader)
             .ok()
             .and_then(PatternDb::format_of)
-            .is_some_and(|f| f < crate::PDB_FORMAT);
+            .is_some_and(|f| f < crate::PDB_PACKED_FORMAT);
         let db = PatternDb::read_from(reader, partition.shape, &partition.patterns[i]).map_err(
             |source| StoreError::Table {
                 path: path.clone(),

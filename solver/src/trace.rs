@@ -28,8 +28,9 @@ use std::fmt::Write as _;
 use crate::board::Board;
 use crate::goal::{Goal, ShapeMismatch};
 use crate::moves::{Move, moves_to_string, parse_moves};
-use crate::search::{Limits, Solver, UnitOutcome, WorkUnit};
+use crate::search::{Limits, Solver};
 use crate::shape::Shape;
+use crate::units::{UnitOutcome, WorkUnit};
 
 /// The serial search's order of moves: [`Move::SEARCH_ORDER`].
 pub const DFS_ORDER: [Move; 4] = Move::SEARCH_ORDER;

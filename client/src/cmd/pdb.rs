@@ -16,11 +16,11 @@ pub(crate) enum PdbCommand {
         #[arg(long, env = "NPUZZLE_SIZE", value_name = "WxH")]
         size: Shape,
         /// How the tiles are split into patterns: 7-8 (strongest, 288 MB, about 4 minutes on 2
-        /// cores), 6-6-3 (5.8 MB, about 10 s) or 5-5-5 (a second) for 4x4; 6-6-6-6 and
-        /// 6-6-6-6-kf (255 MB and about 3 minutes each; with both present the search takes the
-        /// larger of their values) for 5x5; 4-4 for 3x3; 3-4 for 2x4 and 4x2. Several joined by
+        /// cores), 6-6-3 (5.8 MB, about 10 s) or 5-5-5 (a second) for 4x4; 6-6-6-6,
+        /// 6-6-6-6-kf and 6-6-6-6-c (255 MB and 2 to 3 minutes each; with two or three present the
+        /// search takes the largest of their values) for 5x5; 4-4 for 3x3; 3-4 for 2x4 and 4x2. Several joined by
         /// `+` are built one after the other. Default: what the strongest heuristic for the
-        /// size needs (for 5x5 both 6-6-6-6 layouts).
+        /// size needs (for 5x5 the three 6-6-6-6 layouts).
         #[arg(long, env = "NPUZZLE_PARTITION")]
         partition: Option<String>,
         /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
@@ -152,7 +152,7 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
                         .formats(&partition)
                         .into_iter()
                         .flatten()
-                        .any(|f| f < PDB_FORMAT);
+                        .any(|f| f < npuzzle_solver::PDB_PACKED_FORMAT);
                     match store.load(&partition, true, false, |_, _, _| {}) {
                         Ok(_) if older => println!(
                             "  {shape} {name}: ok, in an older format that loads slower (`npuzzle pdb upgrade` rewrites it)"

@@ -152,7 +152,7 @@ impl PatternDb {
         let Some(packed) = Arc::get_mut(&mut table) else {
             return Err(PdbError::Read("the table buffer is shared".into()));
         };
-        if version >= 3 {
+        if version >= PACKED_FORMAT {
             // The packed table itself: read in place.
             fill(&mut r, packed, "table")?;
             expect_end(&mut r)?;
@@ -208,6 +208,9 @@ pub(super) const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
 pub const FORMAT: u32 = 4;
 /// The oldest format read.
 const OLDEST_FORMAT: u32 = 2;
+/// The oldest format that holds the packed table, so that loading it is a read (format 2 files
+/// are packed entry by entry as they load).
+pub const PACKED_FORMAT: u32 = 3;
 
 /// FNV-1a over 8-byte words: fast, and any flipped byte changes it.
 fn checksum(data: &[u8]) -> u64 {

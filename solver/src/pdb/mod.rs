@@ -64,7 +64,7 @@ mod partition;
 #[cfg(test)]
 mod tests;
 
-pub use file::FORMAT;
+pub use file::{FORMAT, PACKED_FORMAT};
 pub use heuristic::{PdbHeuristic, PdbState};
 pub use max::PdbMax;
 pub use packing::Histogram;

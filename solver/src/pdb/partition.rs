@@ -14,8 +14,9 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// The built-in partitions: `4x4` `5-5-5`, `6-6-3` and `7-8`, `5x5` `6-6-6-6`, and small ones for
-    /// tests (`3x3` `4-4`, `2x4` / `4x2` `3-4`). All for the blank on cell 0.
+    /// The built-in partitions: `4x4` `5-5-5`, `6-6-3` and `7-8`, `5x5` `6-6-6-6`, `6-6-6-6-kf`
+    /// and `6-6-6-6-c`, and small ones for tests (`3x3` `4-4`, `2x4` / `4x2` `3-4`). All for the
+    /// blank on cell 0.
     pub fn named(shape: Shape, name: &str) -> Result<Partition, PdbError> {
         let (w, h) = (shape.width(), shape.height());
         let patterns: Vec<Vec<u8>> = match ((w, h), name) {
@@ -47,11 +48,19 @@ impl Partition {
                 vec![10, 11, 15, 16, 20, 21],
                 vec![17, 18, 19, 22, 23, 24],
             ],
+            // A third layout for the max (docs/performance.md): blocks shifted against the two
+            // above, so that few of its patterns coincide with theirs.
+            ((5, 5), "6-6-6-6-c") => vec![
+                vec![1, 2, 3, 6, 7, 8],
+                vec![4, 9, 13, 14, 19, 24],
+                vec![5, 10, 11, 15, 16, 20],
+                vec![12, 17, 18, 21, 22, 23],
+            ],
             ((3, 3), "4-4") => vec![vec![1, 2, 3, 4], vec![5, 6, 7, 8]],
             ((2, 4), "3-4") | ((4, 2), "3-4") => vec![vec![1, 2, 3], vec![4, 5, 6, 7]],
             _ => {
                 return Err(PdbError::Pattern(format!(
-                    "no partition {name:?} for {shape} (known: 4x4 5-5-5, 6-6-3 and 7-8, 5x5 6-6-6-6 and 6-6-6-6-kf, 3x3 4-4, 2x4 and 4x2 3-4)"
+                    "no partition {name:?} for {shape} (known: 4x4 5-5-5, 6-6-3 and 7-8, 5x5 6-6-6-6, 6-6-6-6-kf and 6-6-6-6-c, 3x3 4-4, 2x4 and 4x2 3-4)"
                 )));
             }
         };
