@@ -294,7 +294,7 @@ impl Actor {
                 capabilities,
                 tx,
             } => {
-                tracing::info!(worker = id, slots, pdb_shapes = ?capabilities.pdb_shapes, "worker joined");
+                tracing::info!(worker = id.0, slots, pdb_shapes = ?capabilities.pdb_shapes, "worker joined");
                 let member = Member {
                     tx,
                     origin,
@@ -312,7 +312,7 @@ impl Actor {
             }
             Event::WorkerLeft { id } => {
                 if self.workers.remove(&id).is_some() {
-                    tracing::info!(worker = id, "worker left");
+                    tracing::info!(worker = id.0, "worker left");
                 }
                 self.scheduler.remove_worker(id)
             }
@@ -403,16 +403,16 @@ impl Actor {
                     worker,
                     job,
                     epoch,
-                    unit,
+                    task,
                     after_nodes,
                 } => {
                     if let Some(Member { tx, .. }) = self.workers.get(&worker) {
                         let _ = tx.send(Ok(v1::CoordinatorMessage {
                             message: Some(v1::coordinator_message::Message::YieldUnit(
                                 v1::YieldUnit {
-                                    job,
+                                    job: job.0,
                                     epoch,
-                                    unit,
+                                    unit: task.0,
                                     after_nodes,
                                 },
                             )),
@@ -423,7 +423,7 @@ impl Actor {
                     if let Some(Member { tx, .. }) = self.workers.get(&worker) {
                         let _ = tx.send(Ok(v1::CoordinatorMessage {
                             message: Some(v1::coordinator_message::Message::Cancel(
-                                v1::CancelJob { job },
+                                v1::CancelJob { job: job.0 },
                             )),
                         }));
                     }
@@ -438,7 +438,7 @@ impl Actor {
                             quarantine.add(&origin, Instant::now());
                             if !quarantine.duration().is_zero() {
                                 tracing::warn!(
-                                    worker,
+                                    worker = worker.0,
                                     origin = %origin,
                                     seconds = quarantine.duration().as_secs(),
                                     "worker quarantined: its joins are refused for a while"
@@ -447,14 +447,17 @@ impl Actor {
                         }
                         let status = match reason {
                             DisconnectReason::LeaseExpired => {
-                                tracing::warn!(worker, "worker lease expired; closing its stream");
+                                tracing::warn!(
+                                    worker = worker.0,
+                                    "worker lease expired; closing its stream"
+                                );
                                 tonic::Status::unavailable(
                                     "lease expired (no message within the lease timeout); reconnect",
                                 )
                             }
                             DisconnectReason::Failing => {
                                 tracing::warn!(
-                                    worker,
+                                    worker = worker.0,
                                     "worker failed unit after unit; closing its stream"
                                 );
                                 tonic::Status::failed_precondition(
@@ -463,7 +466,7 @@ impl Actor {
                             }
                             DisconnectReason::ForgedResult => {
                                 tracing::warn!(
-                                    worker,
+                                    worker = worker.0,
                                     "worker sent a path that does not check out; closing its stream"
                                 );
                                 tonic::Status::failed_precondition(
@@ -527,9 +530,9 @@ impl Actor {
 
 fn to_wire(a: &Assignment) -> v1::Assignment {
     v1::Assignment {
-        job: a.job,
+        job: a.job.0,
         epoch: a.epoch,
-        unit: a.unit,
+        unit: a.task.0,
         board: Some(board_to_wire(&a.work.board)),
         goal: Some(goal_to_wire(&a.goal)),
         g: a.work.g,

@@ -11,18 +11,19 @@
 //!
 //! ```
 //! use npuzzle_coordinator::flights::{Flights, Left};
+//! use npuzzle_coordinator::scheduler::JobId;
 //! use npuzzle_solver::{Board, BoardKey, Goal, HeuristicKind};
 //!
 //! let board = Board::parse("1 2 3 4 5 6 0 7 8", None).unwrap();
 //! let goal = Goal::blank_last(board.shape());
 //! let key = (BoardKey::new(&board, &goal).unwrap(), HeuristicKind::Manhattan);
 //! let flights: Flights<&str> = Flights::default();
-//! let first = flights.join(key, || (1, "search #1"));
-//! let second = flights.join(key, || (2, "search #2"));
-//! assert!(first.started && !second.started && second.id == 1);
-//! assert_eq!(flights.leave(key, 1), Left::Others);
-//! assert_eq!(flights.leave(key, 1), Left::Last); // cancel search #1
-//! assert!(flights.join(key, || (3, "search #3")).started);
+//! let first = flights.join(key, || (JobId(1), "search #1"));
+//! let second = flights.join(key, || (JobId(2), "search #2"));
+//! assert!(first.started && !second.started && second.id == JobId(1));
+//! assert_eq!(flights.leave(key, JobId(1)), Left::Others);
+//! assert_eq!(flights.leave(key, JobId(1)), Left::Last); // cancel search #1
+//! assert!(flights.join(key, || (JobId(3), "search #3")).started);
 //! ```
 
 use std::collections::HashMap;
@@ -267,25 +268,25 @@ mod tests {
     fn identical_requests_share_one_flight_until_the_last_leaves() {
         let flights: Flights<()> = Flights::default();
         let k = key(BOARD, HeuristicKind::Manhattan);
-        let a = flights.join(k, || (7, ()));
+        let a = flights.join(k, || (JobId(7), ()));
         let b = flights.join(k, || panic!("a second flight for the same key"));
         assert!(a.started && !b.started);
-        assert_eq!((a.id, b.id), (7, 7));
-        assert_eq!(flights.leave(k, 7), Left::Others);
+        assert_eq!((a.id, b.id), (JobId(7), JobId(7)));
+        assert_eq!(flights.leave(k, JobId(7)), Left::Others);
         assert_eq!(flights.len(), 1);
-        assert_eq!(flights.leave(k, 7), Left::Last);
+        assert_eq!(flights.leave(k, JobId(7)), Left::Last);
         assert!(flights.is_empty());
         // The next request starts anew rather than joining the cancelled flight.
-        let c = flights.join(k, || (8, ()));
+        let c = flights.join(k, || (JobId(8), ()));
         assert!(c.started);
-        assert_eq!(c.id, 8);
+        assert_eq!(c.id, JobId(8));
     }
 
     #[test]
     fn another_heuristic_is_another_flight() {
         let flights: Flights<()> = Flights::default();
-        let a = flights.join(key(BOARD, HeuristicKind::Manhattan), || (1, ()));
-        let b = flights.join(key(BOARD, HeuristicKind::Pdb), || (2, ()));
+        let a = flights.join(key(BOARD, HeuristicKind::Manhattan), || (JobId(1), ()));
+        let b = flights.join(key(BOARD, HeuristicKind::Pdb), || (JobId(2), ()));
         assert!(a.started && b.started);
         assert_eq!(flights.len(), 2);
     }
@@ -294,18 +295,18 @@ mod tests {
     fn leaving_an_ended_flight_cancels_nothing_and_spares_its_successor() {
         let flights: Flights<()> = Flights::default();
         let k = key(BOARD, HeuristicKind::Manhattan);
-        flights.join(k, || (1, ()));
-        flights.end(k, 1);
+        flights.join(k, || (JobId(1), ()));
+        flights.end(k, JobId(1));
         assert!(flights.is_empty());
-        let next = flights.join(k, || (2, ()));
+        let next = flights.join(k, || (JobId(2), ()));
         assert!(next.started);
         // The old flight's waiter leaves late: flight 2 keeps its only waiter.
-        assert_eq!(flights.leave(k, 1), Left::Others);
+        assert_eq!(flights.leave(k, JobId(1)), Left::Others);
         assert_eq!(flights.len(), 1);
         // Ending flight 1 again (a late driver) does not remove flight 2 either.
-        flights.end(k, 1);
+        flights.end(k, JobId(1));
         assert_eq!(flights.len(), 1);
-        assert_eq!(flights.leave(k, 2), Left::Last);
+        assert_eq!(flights.leave(k, JobId(2)), Left::Last);
     }
 
     /// The race of issue 11: a request arriving just as the last waiter leaves must never join
@@ -324,7 +325,10 @@ mod tests {
                     let mut joined_cancelled = 0;
                     for _ in 0..20_000 {
                         let joined = flights.join(k, || {
-                            (next_id.fetch_add(1, Ordering::Relaxed), Mutex::new(false))
+                            (
+                                JobId(next_id.fetch_add(1, Ordering::Relaxed)),
+                                Mutex::new(false),
+                            )
                         });
                         if *joined.flight.lock().expect("lock") {
                             joined_cancelled += 1;

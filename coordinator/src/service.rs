@@ -42,8 +42,8 @@ use crate::flights::{Admission, Admissions, FlightKey, Flights, Left};
 use crate::metrics::RequestMetric;
 use crate::quarantine::Origin;
 use crate::scheduler::{
-    Capabilities, HandedBack, JobId, JobOutcome, JobSpec, JobStats, Report, UnitResult,
-    choose_heuristic,
+    Capabilities, HandedBack, JobId, JobOutcome, JobSpec, JobStats, Report, TaskId, UnitResult,
+    WorkerId, choose_heuristic,
 };
 
 /// Solvers (with their tables) kept at most; each custom goal needs its own.
@@ -424,7 +424,7 @@ impl Shared {
         let key = (p.key, heuristic);
         let joined = self.flights.join(key, || {
             let (state, _) = watch::channel(FlightState::default());
-            let job = self.cluster.next_id();
+            let job = JobId(self.cluster.next_id());
             let flight = Flight {
                 job,
                 board: p.board,
@@ -468,7 +468,7 @@ impl Shared {
                 Waited::Answer(answer) => return answer,
                 Waited::Fallback(kind) => {
                     tracing::info!(
-                        job = guard.flight.job,
+                        job = guard.flight.job.0,
                         from = %heuristic,
                         to = %kind,
                         "no connected worker serves the tables any more; searching on with another heuristic"
@@ -488,7 +488,7 @@ impl Shared {
         heuristic: HeuristicKind,
         key: FlightKey,
     ) {
-        let span = tracing::info_span!("job", job = flight.job, board = %board);
+        let span = tracing::info_span!("job", job = flight.job.0, board = %board);
         let end =
             tracing::Instrument::instrument(self.search(&flight, board, goal, heuristic), span)
                 .await;
@@ -763,7 +763,7 @@ impl Shared {
                     r.splits = s.splits as u32;
                     r.requeued = s.requeued as u32;
                     let mut per_worker: Vec<(u64, u64)> =
-                        s.worker_nodes.iter().map(|(&w, &n)| (w, n)).collect();
+                        s.worker_nodes.iter().map(|(&w, &n)| (w.0, n)).collect();
                     per_worker.sort_unstable();
                     r.worker_nodes = per_worker.into_iter().map(|(_, n)| n).collect();
                 }
@@ -897,7 +897,7 @@ impl SolverRpc for SolverService {
                     let running_jobs = shared.flights.len() as u32;
                     let _ =
                         queued_tx.try_send(Ok(event(v1::solve_event::Event::Queued(v1::Queued {
-                            job: flight.job,
+                            job: flight.job.0,
                             running_jobs,
                         }))));
                 },
@@ -1096,9 +1096,9 @@ fn result_from_wire(r: v1::UnitResult) -> UnitResult {
         v1::UnitStatus::Failed | v1::UnitStatus::Unspecified => Report::Failed(r.error),
     };
     UnitResult {
-        job: r.job,
+        job: JobId(r.job),
         epoch: r.epoch,
-        unit: r.unit,
+        task: TaskId(r.unit),
         report,
         // No search runs long enough to expand more (2^48 is days at any rate); a larger count
         // would only overflow the totals it is added to.
@@ -1157,7 +1157,7 @@ impl Cluster for ClusterService {
         };
         let config = &self.shared.config;
         let cluster = self.shared.cluster.clone();
-        let id = cluster.next_id();
+        let id = WorkerId(cluster.next_id());
         let slots = (hello.slots as usize).clamp(1, config.max_slots_per_worker.max(1));
         // Names and versions are logged: cut to a length logs can carry.
         let name: String = hello.worker_id.chars().take(64).collect();
@@ -1204,9 +1204,9 @@ impl Cluster for ClusterService {
         if ignored > 0 {
             // One line per hello, whatever it holds.
             let error: String = first_error.unwrap_or_default().chars().take(200).collect();
-            tracing::warn!(worker = id, %name, ignored, first_error = %error, "ignoring pattern databases in hello");
+            tracing::warn!(worker = id.0, %name, ignored, first_error = %error, "ignoring pattern databases in hello");
         }
-        tracing::info!(worker = id, %name, slots, %version, pattern_databases = hello.pattern_databases.len(), "hello");
+        tracing::info!(worker = id.0, %name, slots, %version, pattern_databases = hello.pattern_databases.len(), "hello");
         let (tx, rx) = mpsc::unbounded_channel();
         cluster.worker_joined(id, origin, slots, capabilities, tx);
         tokio::spawn(async move {

@@ -32,7 +32,7 @@ use npuzzle_solver::{BoundTrace, HeuristicKind, Move, Solver, Trace, TraceEntry,
 
 use crate::scheduler::{
     Assignment, Capabilities, Command, HandedBack, JobId, JobSpec, Report, Scheduler,
-    SchedulerConfig, UnitResult, WorkerId,
+    SchedulerConfig, TaskId, UnitResult, WorkerId,
 };
 
 /// The simulated cluster.
@@ -332,7 +332,7 @@ impl JobTrace {
 struct TaskKey {
     job: JobId,
     epoch: u32,
-    unit: u32,
+    task: TaskId,
 }
 
 enum Event {
@@ -445,12 +445,12 @@ impl Sim<'_> {
                 Command::Yield {
                     job,
                     epoch,
-                    unit,
+                    task,
                     after_nodes,
                     ..
                 } => {
                     self.report.yields += 1;
-                    let key = TaskKey { job, epoch, unit };
+                    let key = TaskKey { job, epoch, task };
                     self.at(latency, Event::Yield { key, after_nodes });
                 }
                 Command::Cancel { worker, job } => self.at(latency, Event::Cancel { worker, job }),
@@ -487,7 +487,7 @@ impl Sim<'_> {
         let key = TaskKey {
             job: assignment.job,
             epoch: assignment.epoch,
-            unit: assignment.unit,
+            task: assignment.task,
         };
         let outcome = self.jobs[self.job_trace[&assignment.job]].search(&assignment, u64::MAX);
         self.generation += 1;
@@ -514,7 +514,7 @@ impl Sim<'_> {
         let result = UnitResult {
             job: key.job,
             epoch: key.epoch,
-            unit: key.unit,
+            task: key.task,
             report: r.outcome.report,
             expanded: r.outcome.cost,
             iterations: r.outcome.iterations,
@@ -571,7 +571,7 @@ impl Sim<'_> {
     }
 
     fn submit(&mut self, index: usize) {
-        let job = index as JobId + 1;
+        let job = JobId(index as u64 + 1);
         self.job_trace.insert(job, index);
         let trace = &self.jobs[index].trace;
         let goal = trace.goal;
@@ -625,7 +625,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
         let capabilities = Capabilities {
             pdb_shapes: shapes.clone(),
         };
-        sim.scheduler_call(|s, now| s.add_worker(w as WorkerId + 1, slots, capabilities, now));
+        sim.scheduler_call(|s, now| s.add_worker(WorkerId(w as u64 + 1), slots, capabilities, now));
     }
     let first = config.jobs_in_flight.max(1).min(sim.jobs.len());
     sim.next_job = first;

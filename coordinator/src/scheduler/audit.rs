@@ -11,7 +11,7 @@ use npuzzle_solver::{Move, WorkUnit};
 
 use super::job::{Job, Task, TaskState};
 use super::messages::{
-    Command, DisconnectReason, Epoch, JobId, Report, UnitId, UnitResult, WorkerId,
+    Command, DisconnectReason, Epoch, JobId, Report, TaskId, UnitResult, WorkerId,
 };
 use super::{Scheduler, SchedulerConfig};
 
@@ -59,15 +59,15 @@ const MAX_CLAIMS: usize = 64;
 
 /// Whether the report on task `tid` of `job` in `epoch` is audited: a hash of those and the
 /// seed, below [`SchedulerConfig::audit_fraction`]. A worker cannot tell which reports are.
-pub(super) fn audit_pick(config: &SchedulerConfig, job: JobId, epoch: Epoch, tid: UnitId) -> bool {
+pub(super) fn audit_pick(config: &SchedulerConfig, job: JobId, epoch: Epoch, tid: TaskId) -> bool {
     if config.audit_fraction <= 0.0 {
         return false;
     }
     // splitmix64 over the report's place.
     let mut z = config.audit_seed
-        ^ job.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ job.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ u64::from(epoch).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
-        ^ u64::from(tid).wrapping_mul(0x1656_67B1_9E37_79F9);
+        ^ u64::from(tid.0).wrapping_mul(0x1656_67B1_9E37_79F9);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
@@ -106,7 +106,7 @@ impl Job {
                 ..Task::new(unit, work, 0.0)
             })
             .collect();
-        self.queue = (0..self.tasks.len() as UnitId).rev().collect();
+        self.queue = TaskId::range(0, self.tasks.len()).rev().collect();
         self.open = self.tasks.len();
         self.running = 0;
         self.stats.audits += self.tasks.len();
@@ -183,9 +183,9 @@ impl Scheduler {
                 }
                 job.stats.audits_failed += 1;
                 tracing::warn!(
-                    job = job_id,
-                    liar = audit.reporter,
-                    auditor = worker,
+                    job = job_id.0,
+                    liar = audit.reporter.0,
+                    auditor = worker.0,
                     bound = audit.bound,
                     length = path.len(),
                     "an audit found a path its reporter said was not there; dropping the reporter and starting over every job it reported on"
@@ -236,7 +236,7 @@ impl Scheduler {
                 continue;
             }
             for &tid in &job.queue {
-                if let Some(audit) = job.tasks[tid as usize].audit
+                if let Some(audit) = job.tasks[tid.index()].audit
                     && !self.can_audit(job, audit.reporter)
                 {
                     released.push((job_id, tid));
@@ -257,11 +257,11 @@ impl Scheduler {
 
     /// Audit `tid` of `job_id` (queued or running) is done without an answer: the job goes on
     /// on its reporter's word.
-    pub(super) fn give_up_audit(&mut self, job_id: JobId, tid: UnitId) -> Vec<Command> {
+    pub(super) fn give_up_audit(&mut self, job_id: JobId, tid: TaskId) -> Vec<Command> {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        let task = &mut job.tasks[tid as usize];
+        let task = &mut job.tasks[tid.index()];
         match task.state {
             TaskState::Pending => job.queue.retain(|&t| t != tid),
             TaskState::Running { .. } => job.running -= 1,

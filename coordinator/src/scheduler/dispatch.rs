@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::Scheduler;
 use super::job::TaskState;
 use super::members::Worker;
-use super::messages::{Assignment, Command, JobId, UnitId, WorkerId};
+use super::messages::{Assignment, Command, JobId, TaskId, WorkerId};
 
 impl Scheduler {
     /// The next (worker, job) to pair: among the workers with free slots, the freest (lowest id
@@ -20,7 +20,7 @@ impl Scheduler {
             self.runnable.iter().find_map(|&(_, jid)| {
                 let j = self.jobs.get(&jid)?;
                 // An audit never goes to the worker whose report it checks, nor to a newcomer.
-                let next = j.queue.last().and_then(|&t| j.tasks.get(t as usize))?;
+                let next = j.queue.last().and_then(|&t| j.tasks.get(t.index()))?;
                 let barred = next.audit.is_some_and(|a| a.reporter == wid || w.good == 0);
                 (!barred
                     && w.capabilities
@@ -40,7 +40,7 @@ impl Scheduler {
                 break;
             };
             let Some(tid) = job.queue.pop() else { break };
-            let task = &mut job.tasks[tid as usize];
+            let task = &mut job.tasks[tid.index()];
             task.state = TaskState::Running {
                 worker: wid,
                 asked_back: false,
@@ -51,7 +51,7 @@ impl Scheduler {
             let assignment = Assignment {
                 job: job.spec.id,
                 epoch: job.epoch,
-                unit: tid,
+                task: tid,
                 work: task.work.clone(),
                 goal: job.spec.goal,
                 heuristic: job.spec.heuristic,
@@ -107,7 +107,7 @@ impl Scheduler {
         let mut newcomers = Vec::new();
         let mut searchable: HashMap<JobId, bool> = HashMap::new();
         let mut asked = 0usize;
-        let mut candidates: Vec<(f64, JobId, UnitId, WorkerId)> = Vec::new();
+        let mut candidates: Vec<(f64, JobId, TaskId, WorkerId)> = Vec::new();
         for (&wid, w) in &self.workers {
             for &(job_id, epoch, tid) in &w.outstanding {
                 let Some(job) = self.jobs.get(&job_id) else {
@@ -116,7 +116,7 @@ impl Scheduler {
                 if epoch != job.epoch {
                     continue;
                 }
-                let Some(task) = job.tasks.get(tid as usize) else {
+                let Some(task) = job.tasks.get(tid.index()) else {
                     continue;
                 };
                 match task.state {
@@ -158,12 +158,12 @@ impl Scheduler {
     pub(super) fn ask(
         &mut self,
         job_id: JobId,
-        tid: UnitId,
+        tid: TaskId,
         worker: WorkerId,
         after_nodes: u64,
     ) -> Option<Command> {
         let job = self.jobs.get_mut(&job_id)?;
-        let task = &mut job.tasks[tid as usize];
+        let task = &mut job.tasks[tid.index()];
         task.state = TaskState::Running {
             worker,
             asked_back: true,
@@ -175,7 +175,7 @@ impl Scheduler {
             worker,
             job: job_id,
             epoch: job.epoch,
-            unit: tid,
+            task: tid,
             after_nodes,
         })
     }

@@ -11,7 +11,7 @@ use npuzzle_solver::{Move, Solver, WorkUnit};
 
 use super::SchedulerConfig;
 use super::audit::{AuditOf, Auditing, Claim};
-use super::messages::{Command, Epoch, HandedBack, JobId, JobSpec, JobStats, UnitId, WorkerId};
+use super::messages::{Command, Epoch, HandedBack, JobId, JobSpec, JobStats, TaskId, WorkerId};
 
 /// The highest next bound a worker may report: a path of the deepest search plus the largest
 /// heuristic value is below it. Above it a report is forged.
@@ -91,7 +91,7 @@ pub(super) struct Job {
     pub(super) epoch: Epoch,
     pub(super) bound: u32,
     /// Pending tasks, the one to hand out next at the end.
-    pub(super) queue: Vec<UnitId>,
+    pub(super) queue: Vec<TaskId>,
     pub(super) running: usize,
     /// Tasks of this bound not yet done.
     pub(super) open: usize,
@@ -171,12 +171,12 @@ impl Job {
             .filter(|(_, u)| !u.retired)
             .map(|(i, u)| Task::new(i, u.work.clone(), u.last_nodes as f64 * growth))
             .collect();
-        let mut ids: Vec<UnitId> = (0..self.tasks.len() as UnitId).collect();
+        let mut ids: Vec<TaskId> = TaskId::range(0, self.tasks.len()).collect();
         // Last in depth-first order at the front: tasks are popped from the end.
         ids.sort_by(|&a, &b| {
-            self.tasks[b as usize]
+            self.tasks[b.index()]
                 .order
-                .cmp(&self.tasks[a as usize].order)
+                .cmp(&self.tasks[a.index()].order)
         });
         self.queue = ids;
         self.open = self.tasks.len();
@@ -273,11 +273,11 @@ impl Job {
     }
 
     /// Adds tasks to the front of the queue (they go out next), in depth-first order.
-    pub(super) fn push_next(&mut self, mut ids: Vec<UnitId>) {
+    pub(super) fn push_next(&mut self, mut ids: Vec<TaskId>) {
         ids.sort_by(|&a, &b| {
-            self.tasks[b as usize]
+            self.tasks[b.index()]
                 .order
-                .cmp(&self.tasks[a as usize].order)
+                .cmp(&self.tasks[a.index()].order)
         });
         self.queue.extend(ids);
     }

@@ -12,13 +12,13 @@ use npuzzle_solver::Shape;
 use super::Scheduler;
 use super::admission::Capabilities;
 use super::job::TaskState;
-use super::messages::{Command, DisconnectReason, Epoch, JobId, UnitId, WorkerId};
+use super::messages::{Command, DisconnectReason, Epoch, JobId, TaskId, WorkerId};
 
 pub(super) struct Worker {
     pub(super) slots: usize,
     /// Which units it may be given.
     pub(super) capabilities: Capabilities,
-    pub(super) outstanding: HashSet<(JobId, Epoch, UnitId)>,
+    pub(super) outstanding: HashSet<(JobId, Epoch, TaskId)>,
     pub(super) last_seen: Instant,
     /// Units it failed, refused or cancelled since its last good result.
     pub(super) failures: u32,
@@ -137,7 +137,7 @@ impl Scheduler {
             let Some(job) = self.jobs.get_mut(&job_id) else {
                 continue;
             };
-            let Some(task) = job.tasks.get_mut(tid as usize) else {
+            let Some(task) = job.tasks.get_mut(tid.index()) else {
                 continue;
             };
             if epoch == job.epoch
@@ -190,7 +190,7 @@ impl Scheduler {
                 let Some(job) = self.jobs.get(&job_id) else {
                     continue;
                 };
-                let Some(task) = job.tasks.get(tid as usize).filter(|_| epoch == job.epoch) else {
+                let Some(task) = job.tasks.get(tid.index()).filter(|_| epoch == job.epoch) else {
                     continue;
                 };
                 let age = |t: Option<Instant>| t.map(|t| now.saturating_duration_since(t));
@@ -222,12 +222,12 @@ impl Scheduler {
         // and its job goes on as it would without it (an auditor cannot hold a job).
         stale_audits.sort_unstable();
         for (job_id, tid) in stale_audits {
-            tracing::warn!(job = job_id, "an audit ran too long; going on without it");
+            tracing::warn!(job = job_id.0, "an audit ran too long; going on without it");
             commands.extend(self.give_up_audit(job_id, tid));
         }
         for worker in holders {
             tracing::warn!(
-                worker,
+                worker = worker.0,
                 "a worker holds a unit it was asked for; dropping it"
             );
             commands.push(Command::Disconnect {

@@ -9,9 +9,71 @@ use std::sync::Arc;
 
 use npuzzle_solver::{Goal, HeuristicKind, Move, Shape, Solver, WorkUnit};
 
-pub type JobId = u64;
-pub type WorkerId = u64;
-pub type UnitId = u32;
+/// A job: one search the service asked for (its flight's id). A distinct type from
+/// [`WorkerId`] so that passing one for the other does not compile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct JobId(pub u64);
+
+/// A worker's membership: a new id each time a worker joins (a worker that joins again is a new
+/// member).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct WorkerId(pub u64);
+
+/// A task of a job's current epoch: an index into the job's tasks (a unit, or a piece of one,
+/// searched under one bound), not into its units. With the job and the epoch it names one
+/// assignment; the wire calls it `unit`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(pub u32);
+
+impl TaskId {
+    /// The task at `index` in the job's tasks (which `max_tasks_per_job` keeps within `u32`).
+    pub(crate) fn at(index: usize) -> TaskId {
+        TaskId(index as u32)
+    }
+
+    /// Its place in the job's tasks.
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The tasks from index `from` up to `to`.
+    pub(crate) fn range(from: usize, to: usize) -> impl DoubleEndedIterator<Item = TaskId> {
+        (from..to).map(TaskId::at)
+    }
+}
+
+impl From<u64> for JobId {
+    fn from(id: u64) -> JobId {
+        JobId(id)
+    }
+}
+
+impl From<u64> for WorkerId {
+    fn from(id: u64) -> WorkerId {
+        WorkerId(id)
+    }
+}
+
+impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::fmt::Display for WorkerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::fmt::Display for TaskId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Counts a job's bounds (and restarts, and audit rounds): results tagged with an older epoch
+/// are stale.
 pub type Epoch = u32;
 
 /// A job ready to distribute.
@@ -60,12 +122,12 @@ impl JobSpec {
     }
 }
 
-/// One unit to search, as sent to a worker.
+/// One task to search (a unit, or a piece of one), as sent to a worker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assignment {
     pub job: JobId,
     pub epoch: Epoch,
-    pub unit: UnitId,
+    pub task: TaskId,
     pub work: WorkUnit,
     pub goal: Goal,
     pub heuristic: HeuristicKind,
@@ -111,7 +173,7 @@ pub enum Report {
 pub struct UnitResult {
     pub job: JobId,
     pub epoch: Epoch,
-    pub unit: UnitId,
+    pub task: TaskId,
     pub report: Report,
     pub expanded: u64,
     /// For an `iterate` assignment: each bound searched and its nodes (the last one partial
@@ -171,13 +233,13 @@ pub enum Command {
         worker: WorkerId,
         assignment: Assignment,
     },
-    /// Ask `worker` to stop unit (`job`, `epoch`, `unit`) once it has searched `after_nodes`
+    /// Ask `worker` to stop task (`job`, `epoch`, `task`) once it has searched `after_nodes`
     /// nodes and hand back the rest: slots are idle.
     Yield {
         worker: WorkerId,
         job: JobId,
         epoch: Epoch,
-        unit: UnitId,
+        task: TaskId,
         after_nodes: u64,
     },
     /// Stop every unit of `job` on `worker`.

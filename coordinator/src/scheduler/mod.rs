@@ -100,7 +100,7 @@ pub use admission::{Capabilities, HeuristicUnavailable, choose_heuristic};
 pub use config::SchedulerConfig;
 pub use messages::{
     Assignment, Command, DisconnectReason, Epoch, HandedBack, JobId, JobOutcome, JobSpec, JobStats,
-    Report, Totals, UnitId, UnitResult, WorkerId,
+    Report, TaskId, Totals, UnitResult, WorkerId,
 };
 
 use audit::{Auditing, MAX_LIE_RESTARTS};
@@ -310,7 +310,7 @@ impl Scheduler {
         now: Instant,
     ) -> Vec<Command> {
         self.clock = Some(now);
-        let key = (result.job, result.epoch, result.unit);
+        let key = (result.job, result.epoch, result.task);
         let held = self.update_worker(worker, |w| {
             w.last_seen = now;
             w.outstanding.remove(&key)
@@ -328,7 +328,7 @@ impl Scheduler {
             *per_worker = per_worker.saturating_add(result.expanded);
             let state = job
                 .tasks
-                .get(result.unit as usize)
+                .get(result.task.index())
                 .filter(|_| result.epoch == job.epoch)
                 .map(|t| t.state);
             let current =
@@ -337,7 +337,7 @@ impl Scheduler {
             {
                 // It answered: no longer out as an ask.
                 self.asked_out -= 1;
-                job.tasks[result.unit as usize].state = TaskState::Running {
+                job.tasks[result.task.index()].state = TaskState::Running {
                     worker,
                     asked_back: false,
                 };
@@ -469,7 +469,7 @@ impl Scheduler {
             // Every board searched here is solvable (parity is checked before), and none of
             // the shapes served needs that many moves: some report on the way was false.
             tracing::warn!(
-                job = job_id,
+                job = job_id.0,
                 bound = job.bound,
                 "past the deepest search with a solvable board: an earlier report was false; starting the job over with every report audited"
             );

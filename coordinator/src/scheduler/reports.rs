@@ -9,7 +9,7 @@ use super::Scheduler;
 use super::audit::{AuditOf, Auditing, Claim, MAX_LIE_RESTARTS, audit_pick};
 use super::job::{MAX_BOUND_STEP, Task, TaskState, valid_next_bound};
 use super::messages::{
-    Command, DisconnectReason, JobId, JobOutcome, Report, UnitId, UnitResult, WorkerId,
+    Command, DisconnectReason, JobId, JobOutcome, Report, TaskId, UnitResult, WorkerId,
 };
 
 impl Scheduler {
@@ -21,10 +21,14 @@ impl Scheduler {
         worker: WorkerId,
         what: &str,
     ) -> Vec<Command> {
-        tracing::warn!(job = job_id, worker, "{what}; dropping the worker");
+        tracing::warn!(
+            job = job_id.0,
+            worker = worker.0,
+            "{what}; dropping the worker"
+        );
         if let Some(job) = self.jobs.get_mut(&job_id) {
             job.tasks[tid].state = TaskState::Pending;
-            job.queue.insert(0, tid as UnitId);
+            job.queue.insert(0, TaskId::at(tid));
             job.stats.requeued += 1;
         }
         let mut commands = vec![Command::Disconnect {
@@ -48,7 +52,7 @@ impl Scheduler {
                 .get(&worker)
                 .is_some_and(|w| w.confirmed < self.config.probation);
         let suspect = self.jobs.get(&job_id).is_some_and(|j| j.lies_seen > 0);
-        let sampled = suspect || audit_pick(&self.config, job_id, result.epoch, result.unit);
+        let sampled = suspect || audit_pick(&self.config, job_id, result.epoch, result.task);
         let audited = on_probation || sampled;
         // A whole search's answer is held for its audit only if someone can search it now.
         let answer_auditable = audited
@@ -60,7 +64,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        let tid = result.unit as usize;
+        let tid = result.task.index();
         job.running -= 1;
         let iterate = job.tasks[tid].iterate;
         if let Some(audit) = job.tasks[tid].audit
@@ -115,8 +119,8 @@ impl Scheduler {
                     // none: one of those reports was false, not this one. Start over, auditing
                     // every report, rather than drop the worker that found it.
                     tracing::warn!(
-                        job = job_id,
-                        worker,
+                        job = job_id.0,
+                        worker = worker.0,
                         length = len,
                         bound = job.bound,
                         "a path shorter than the bound: an earlier report was false; starting the job over with every report audited"
@@ -279,7 +283,7 @@ impl Scheduler {
                     let task = &mut job.tasks[tid];
                     task.unbudgeted = true;
                     task.state = TaskState::Pending;
-                    job.queue.push(tid as UnitId);
+                    job.queue.push(TaskId::at(tid));
                     return commands;
                 }
                 let task = &mut job.tasks[tid];
@@ -289,11 +293,11 @@ impl Scheduler {
                 job.next_bound = job.next_bound.min(next_bound);
                 job.open -= 1;
                 job.stats.splits += 1;
-                let first = job.tasks.len() as UnitId;
+                let first = job.tasks.len();
                 job.open += new_tasks.len();
                 job.stats.units += new_tasks.len();
                 job.tasks.extend(new_tasks);
-                let ids = (first..job.tasks.len() as UnitId).collect();
+                let ids = TaskId::range(first, job.tasks.len()).collect();
                 job.push_next(ids);
                 commands.extend(self.after_task(job_id));
                 commands
@@ -332,7 +336,7 @@ impl Scheduler {
                     let task = &mut job.tasks[tid];
                     task.unbudgeted = true;
                     task.state = TaskState::Pending;
-                    job.queue.push(result.unit);
+                    job.queue.push(result.task);
                     return Vec::new();
                 }
                 job.tasks[tid].state = TaskState::Done;
@@ -340,24 +344,24 @@ impl Scheduler {
                 job.stats.splits += 1;
                 let unit = job.tasks[tid].unit;
                 let share = job.tasks[tid].predicted / parts.len() as f64;
-                let first = job.tasks.len() as UnitId;
+                let first = job.tasks.len();
                 for work in parts {
                     job.tasks.push(Task::new(unit, work, share));
                     job.open += 1;
                     job.stats.units += 1;
                 }
-                let ids = (first..job.tasks.len() as UnitId).collect();
+                let ids = TaskId::range(first, job.tasks.len()).collect();
                 job.push_next(ids);
                 Vec::new()
             }
             Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) => {
                 if let Report::Failed(e) = &result.report {
-                    tracing::warn!(job = job_id, worker, error = %e, "unit failed; requeued");
+                    tracing::warn!(job = job_id.0, worker = worker.0, error = %e, "unit failed; requeued");
                 }
                 let mut commands = Vec::new();
                 if let Report::Unsupported(e) = &result.report {
                     // Its hello promised more than it has: send it no more of these.
-                    tracing::warn!(job = job_id, worker, error = %e, "unit unsupported; requeued");
+                    tracing::warn!(job = job_id.0, worker = worker.0, error = %e, "unit unsupported; requeued");
                     let shape = job.spec.root.shape();
                     if job.spec.heuristic == HeuristicKind::Pdb
                         && let Some(w) = self.workers.get_mut(&worker)
@@ -367,7 +371,7 @@ impl Scheduler {
                     }
                 }
                 job.tasks[tid].state = TaskState::Pending;
-                job.queue.push(result.unit);
+                job.queue.push(result.task);
                 job.stats.requeued += 1;
                 let limit = self.config.max_failures;
                 let failing = self.workers.get_mut(&worker).is_some_and(|w| {
@@ -378,7 +382,7 @@ impl Scheduler {
                     return commands;
                 }
                 tracing::warn!(
-                    worker,
+                    worker = worker.0,
                     failures = limit,
                     "a worker failed every unit it was given; dropping it"
                 );

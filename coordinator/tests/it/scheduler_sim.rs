@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use npuzzle_coordinator::scheduler::{
     Assignment, Capabilities, Command, HandedBack, HeuristicUnavailable, JobId, JobOutcome,
-    JobSpec, JobStats, Report, Scheduler, SchedulerConfig, UnitResult, WorkerId,
+    JobSpec, JobStats, Report, Scheduler, SchedulerConfig, TaskId, UnitResult, WorkerId,
 };
 use npuzzle_solver::{
     Board, Goal, HeuristicKind, Limits, Partition, PdbHeuristic, Shape, Solver, UnitOutcome,
@@ -35,7 +35,7 @@ struct Sim {
     /// Every result delivered, for replaying duplicates.
     delivered: Vec<(WorkerId, UnitResult)>,
     /// Assignments asked back, with the node count to stop at.
-    asked_back: HashMap<(JobId, u32, u32), u64>,
+    asked_back: HashMap<(JobId, u32, TaskId), u64>,
 }
 
 impl Sim {
@@ -73,7 +73,7 @@ impl Sim {
                         let r = UnitResult {
                             job: a.job,
                             epoch: a.epoch,
-                            unit: a.unit,
+                            task: a.task,
                             report: Report::Cancelled,
                             expanded: 0,
                             iterations: Vec::new(),
@@ -85,11 +85,11 @@ impl Sim {
                 Command::Yield {
                     job,
                     epoch,
-                    unit,
+                    task,
                     after_nodes,
                     ..
                 } => {
-                    self.asked_back.insert((job, epoch, unit), after_nodes);
+                    self.asked_back.insert((job, epoch, task), after_nodes);
                 }
                 Command::Revoked { .. } => {}
                 Command::Disconnect { worker, .. } => {
@@ -112,24 +112,30 @@ impl Sim {
         }
     }
 
-    fn add_worker(&mut self, id: WorkerId, slots: usize) {
+    fn add_worker(&mut self, id: impl Into<WorkerId>, slots: usize) {
         self.add_worker_with(id, slots, Capabilities::default());
     }
 
-    fn add_worker_with(&mut self, id: WorkerId, slots: usize, capabilities: Capabilities) {
+    fn add_worker_with(
+        &mut self,
+        id: impl Into<WorkerId>,
+        slots: usize,
+        capabilities: Capabilities,
+    ) {
+        let id = id.into();
         self.inbox.entry(id).or_default();
         let cmds = self.sched.add_worker(id, slots, capabilities, self.now);
         self.handle(cmds);
     }
 
-    fn submit(&mut self, id: JobId, board: &str, goal: Goal, min_units: usize) -> Board {
+    fn submit(&mut self, id: impl Into<JobId>, board: &str, goal: Goal, min_units: usize) -> Board {
         let solver = Arc::new(Solver::new(goal, HeuristicKind::LinearConflict).unwrap());
         self.submit_searched_with(id, board, goal, min_units, solver)
     }
 
     /// A job whose units the workers search with pattern databases (4x4 5-5-5), while the
     /// coordinator's own solver, as in the real service, uses linear conflict.
-    fn submit_pdb(&mut self, id: JobId, board: &str, min_units: usize) -> Board {
+    fn submit_pdb(&mut self, id: impl Into<JobId>, board: &str, min_units: usize) -> Board {
         let goal = korf_goal();
         let workers = Arc::new(Solver::with_pdb(goal, pdb()).unwrap());
         self.submit_searched_with(id, board, goal, min_units, workers)
@@ -137,12 +143,13 @@ impl Sim {
 
     fn submit_searched_with(
         &mut self,
-        id: JobId,
+        id: impl Into<JobId>,
         board: &str,
         goal: Goal,
         min_units: usize,
         workers: Arc<Solver>,
     ) -> Board {
+        let id = id.into();
         let solver = Arc::new(Solver::new(goal, HeuristicKind::LinearConflict).unwrap());
         let root = Board::parse(board, None).unwrap();
         let frontier = solver.frontier(&root, min_units).unwrap();
@@ -163,7 +170,8 @@ impl Sim {
     }
 
     /// A whole job: the root searched bound after bound by one slot until asked back.
-    fn submit_whole(&mut self, id: JobId, board: &str, workers: Arc<Solver>) -> Board {
+    fn submit_whole(&mut self, id: impl Into<JobId>, board: &str, workers: Arc<Solver>) -> Board {
+        let id = id.into();
         let goal = korf_goal();
         let solver = Arc::new(Solver::new(goal, HeuristicKind::LinearConflict).unwrap());
         let root = Board::parse(board, None).unwrap();
@@ -181,12 +189,13 @@ impl Sim {
         sim_search(
             &self.solvers[&a.job],
             a,
-            self.asked_back.get(&(a.job, a.epoch, a.unit)).copied(),
+            self.asked_back.get(&(a.job, a.epoch, a.task)).copied(),
         )
     }
 
     /// Worker `w` finishes its oldest (or newest) assignment. False if it had none.
-    fn step(&mut self, w: WorkerId, newest_first: bool) -> bool {
+    fn step(&mut self, w: impl Into<WorkerId>, newest_first: bool) -> bool {
+        let w = w.into();
         let queue = self.inbox.entry(w).or_default();
         let next = if newest_first {
             queue.pop_back()
@@ -203,10 +212,11 @@ impl Sim {
     }
 
     /// Runs workers in turns (`speeds[i]` steps per turn) until nothing is left to do.
-    fn run(&mut self, speeds: &[(WorkerId, usize)], newest_first: bool) {
+    fn run(&mut self, speeds: &[(u64, usize)], newest_first: bool) {
         for _ in 0..1_000_000 {
             let mut any = false;
             for &(w, n) in speeds {
+                let w = WorkerId(w);
                 for _ in 0..n {
                     any |= self.step(w, newest_first);
                 }
@@ -218,7 +228,8 @@ impl Sim {
         panic!("the simulation did not settle");
     }
 
-    fn solved_path(&self, job: JobId) -> Vec<npuzzle_solver::Move> {
+    fn solved_path(&self, job: impl Into<JobId>) -> Vec<npuzzle_solver::Move> {
+        let job = job.into();
         let found: Vec<_> = self.finished.iter().filter(|(j, _, _)| *j == job).collect();
         assert_eq!(found.len(), 1, "job {job} finished exactly once");
         match &found[0].1 {
@@ -268,7 +279,7 @@ fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> UnitRe
     UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         report,
         expanded: r.expanded,
         iterations: if a.iterate {
@@ -312,7 +323,8 @@ fn optimal(board: &Board) -> usize {
     }
 }
 
-fn check_optimal(sim: &Sim, job: JobId, root: &Board) {
+fn check_optimal(sim: &Sim, job: impl Into<JobId>, root: &Board) {
+    let job = job.into();
     let path = sim.solved_path(job);
     assert!(root.verify(&path, &korf_goal()).unwrap().reaches_goal);
     assert_eq!(path.len(), optimal(root));
@@ -367,9 +379,9 @@ fn a_lost_worker_has_its_units_requeued() {
     // Let both work a little, then worker 2 vanishes with assignments in hand.
     sim.step(1, false);
     sim.step(2, false);
-    assert!(!sim.inbox[&2].is_empty());
-    sim.inbox.remove(&2);
-    let cmds = sim.sched.remove_worker(2);
+    assert!(!sim.inbox[&WorkerId(2)].is_empty());
+    sim.inbox.remove(&WorkerId(2));
+    let cmds = sim.sched.remove_worker(WorkerId(2));
     sim.handle(cmds);
     // The running totals (what the coordinator exports as metrics) count the requeues at once.
     assert!(sim.sched.totals().units_requeued >= 2);
@@ -395,15 +407,15 @@ fn a_silent_worker_loses_its_lease() {
     let root = sim.submit(1, KORF_12, korf_goal(), 40);
     sim.step(1, false);
     sim.now += Duration::from_secs(3);
-    sim.sched.heartbeat(1, sim.now);
+    sim.sched.heartbeat(WorkerId(1), sim.now);
     sim.now += Duration::from_secs(3);
     // Worker 1 spoke 3 s ago, worker 2 never: only worker 2 expires.
     let cmds = sim.sched.tick(sim.now);
     sim.handle(cmds);
     assert_eq!(sim.sched.workers(), 1);
     // Its connection is closed, so a worker that was only cut off rejoins instead of idling.
-    assert_eq!(sim.disconnected, vec![2]);
-    assert!(!sim.inbox.contains_key(&2));
+    assert_eq!(sim.disconnected, vec![WorkerId(2)]);
+    assert!(!sim.inbox.contains_key(&WorkerId(2)));
     sim.run(&[(1, 1)], false);
     check_optimal(&sim, 1, &root);
 }
@@ -471,7 +483,7 @@ fn the_answer_cancels_the_job_on_every_worker_holding_its_units() {
     let mut cancelled: Vec<WorkerId> = sim
         .cancels
         .iter()
-        .filter(|(_, j)| *j == 1)
+        .filter(|(_, j)| *j == JobId(1))
         .map(|(w, _)| *w)
         .collect();
     cancelled.sort();
@@ -487,27 +499,37 @@ fn forged_paths_are_rejected_and_their_workers_dropped() {
     sim.add_worker(1, 1);
     let root = sim.submit(1, KORF_12, korf_goal(), 20);
     // Worker 1 reports a path that does not reach the goal.
-    let a = sim.inbox.get_mut(&1).unwrap().pop_front().unwrap();
+    let a = sim
+        .inbox
+        .get_mut(&WorkerId(1))
+        .unwrap()
+        .pop_front()
+        .unwrap();
     let forged = UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         report: Report::Found(npuzzle_solver::parse_moves("UD").unwrap()),
         expanded: 1,
         iterations: Vec::new(),
     };
-    let cmds = sim.sched.on_result(1, forged, sim.now);
+    let cmds = sim.sched.on_result(WorkerId(1), forged, sim.now);
     sim.handle(cmds);
     assert!(
         sim.finished.is_empty(),
         "a forged path must not finish the job"
     );
-    assert_eq!(sim.disconnected, vec![1]);
+    assert_eq!(sim.disconnected, vec![WorkerId(1)]);
     assert_eq!(sim.sched.workers(), 0);
 
     // Worker 2 reports a path that does reach the goal, with a detour: longer than the bound.
     sim.add_worker(2, 1);
-    let a = sim.inbox.get_mut(&2).unwrap().pop_front().unwrap();
+    let a = sim
+        .inbox
+        .get_mut(&WorkerId(2))
+        .unwrap()
+        .pop_front()
+        .unwrap();
     let solver = Solver::new(korf_goal(), HeuristicKind::LinearConflict).unwrap();
     let unit_root = a.work.board;
     let npuzzle_solver::SearchOutcome::Solved(mut detour) = solver
@@ -527,18 +549,18 @@ fn forged_paths_are_rejected_and_their_workers_dropped() {
     let forged = UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         report: Report::Found(detour),
         expanded: 1,
         iterations: Vec::new(),
     };
-    let cmds = sim.sched.on_result(2, forged, sim.now);
+    let cmds = sim.sched.on_result(WorkerId(2), forged, sim.now);
     sim.handle(cmds);
     assert!(
         sim.finished.is_empty(),
         "a path longer than the bound must not finish the job"
     );
-    assert_eq!(sim.disconnected, vec![1, 2]);
+    assert_eq!(sim.disconnected, vec![WorkerId(1), WorkerId(2)]);
 
     // An honest worker finishes the job, optimally.
     sim.add_worker(3, 1);
@@ -553,9 +575,17 @@ fn two_jobs_share_the_workers() {
     let r2 = sim.submit(2, KORF_42, korf_goal(), 50);
     sim.add_worker(1, 4);
     // A new worker holds two tasks until its first good result: one of each job.
-    let jobs: Vec<JobId> = sim.inbox[&1].iter().map(|a| a.job).collect();
-    assert_eq!(jobs.iter().filter(|&&j| j == 1).count(), 1, "{jobs:?}");
-    assert_eq!(jobs.iter().filter(|&&j| j == 2).count(), 1, "{jobs:?}");
+    let jobs: Vec<JobId> = sim.inbox[&WorkerId(1)].iter().map(|a| a.job).collect();
+    assert_eq!(
+        jobs.iter().filter(|&&j| j == JobId(1)).count(),
+        1,
+        "{jobs:?}"
+    );
+    assert_eq!(
+        jobs.iter().filter(|&&j| j == JobId(2)).count(),
+        1,
+        "{jobs:?}"
+    );
     sim.run(&[(1, 1)], false);
     check_optimal(&sim, 1, &r1);
     check_optimal(&sim, 2, &r2);
@@ -569,11 +599,14 @@ fn cancelling_a_job_reports_its_lower_bound() {
     for _ in 0..60 {
         sim.step(1, false);
     }
-    let cmds = sim.sched.cancel(1);
-    assert!(
-        cmds.iter()
-            .any(|c| matches!(c, Command::Cancel { worker: 1, job: 1 }))
-    );
+    let cmds = sim.sched.cancel(JobId(1));
+    assert!(cmds.iter().any(|c| matches!(
+        c,
+        Command::Cancel {
+            worker: WorkerId(1),
+            job: JobId(1)
+        }
+    )));
     sim.handle(cmds);
     let (_, outcome, _) = &sim.finished[0];
     let JobOutcome::Cancelled { lower_bound } = outcome else {
@@ -650,13 +683,13 @@ fn pdb_units_never_go_to_a_worker_without_tables() {
     sim.add_worker(1, 2);
     let root = sim.submit_pdb(1, KORF_12, 50);
     // Worker 1 has no tables: the PDB job's units wait.
-    assert!(sim.inbox[&1].is_empty());
+    assert!(sim.inbox[&WorkerId(1)].is_empty());
     assert!(sim.sched.queue_depth() >= 50);
     assert_eq!(sim.sched.busy_slots(), 0);
     // Other jobs go anywhere, meanwhile.
     let lc_root = sim.submit(2, KORF_55, korf_goal(), 20);
-    assert!(!sim.inbox[&1].is_empty());
-    assert!(sim.inbox[&1].iter().all(|a| a.job == 2));
+    assert!(!sim.inbox[&WorkerId(1)].is_empty());
+    assert!(sim.inbox[&WorkerId(1)].iter().all(|a| a.job == JobId(2)));
     // A worker with tables joins: it takes the PDB units.
     sim.add_worker_with(2, 2, tables_for(&[four_by_four()]));
     sim.run(&[(1, 1), (2, 1)], false);
@@ -665,7 +698,7 @@ fn pdb_units_never_go_to_a_worker_without_tables() {
     let pdb_assignments: Vec<WorkerId> = sim
         .assigned
         .iter()
-        .filter(|(_, a)| a.job == 1)
+        .filter(|(_, a)| a.job == JobId(1))
         .map(|(w, a)| {
             assert_eq!(a.heuristic, HeuristicKind::Pdb);
             *w
@@ -673,11 +706,18 @@ fn pdb_units_never_go_to_a_worker_without_tables() {
         .collect();
     assert!(!pdb_assignments.is_empty());
     assert!(
-        pdb_assignments.iter().all(|&w| w == 2),
+        pdb_assignments.iter().all(|&w| w == WorkerId(2)),
         "{pdb_assignments:?}"
     );
-    let (_, _, stats) = sim.finished.iter().find(|(j, _, _)| *j == 1).unwrap();
-    assert_eq!(stats.worker_nodes.keys().copied().collect::<Vec<_>>(), [2]);
+    let (_, _, stats) = sim
+        .finished
+        .iter()
+        .find(|(j, _, _)| *j == JobId(1))
+        .unwrap();
+    assert_eq!(
+        stats.worker_nodes.keys().copied().collect::<Vec<_>>(),
+        [WorkerId(2)]
+    );
 }
 
 #[test]
@@ -740,12 +780,12 @@ fn pdb_units_of_a_lost_worker_wait_for_another_with_tables() {
     let root = sim.submit_pdb(1, KORF_12, 60);
     sim.step(2, false);
     sim.step(2, false);
-    assert!(!sim.inbox[&2].is_empty());
-    sim.inbox.remove(&2);
-    let cmds = sim.sched.remove_worker(2);
+    assert!(!sim.inbox[&WorkerId(2)].is_empty());
+    sim.inbox.remove(&WorkerId(2));
+    let cmds = sim.sched.remove_worker(WorkerId(2));
     sim.handle(cmds);
     // Requeued, but not to worker 1: nothing moves.
-    assert!(sim.inbox[&1].is_empty());
+    assert!(sim.inbox[&WorkerId(1)].is_empty());
     assert!(sim.sched.queue_depth() > 0);
     sim.run(&[(1, 1)], false);
     assert!(sim.finished.is_empty());
@@ -757,7 +797,7 @@ fn pdb_units_of_a_lost_worker_wait_for_another_with_tables() {
     sim.run(&[(1, 1), (3, 1)], false);
     check_optimal(&sim, 1, &root);
     assert!(sim.finished[0].2.requeued >= 2);
-    assert!(sim.assigned.iter().all(|(w, _)| *w != 1));
+    assert!(sim.assigned.iter().all(|(w, _)| *w != WorkerId(1)));
 }
 
 #[test]
@@ -766,26 +806,31 @@ fn a_worker_that_reports_pdb_unsupported_gets_no_more_pdb_units() {
     // Its hello claims tables it cannot use.
     sim.add_worker_with(1, 1, tables_for(&[four_by_four()]));
     let root = sim.submit_pdb(1, KORF_55, 20);
-    let a = sim.inbox.get_mut(&1).unwrap().pop_front().unwrap();
+    let a = sim
+        .inbox
+        .get_mut(&WorkerId(1))
+        .unwrap()
+        .pop_front()
+        .unwrap();
     let refused = UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         report: Report::Unsupported("this worker has no pattern databases for 4x4 boards".into()),
         expanded: 0,
         iterations: Vec::new(),
     };
-    let cmds = sim.sched.on_result(1, refused, sim.now);
+    let cmds = sim.sched.on_result(WorkerId(1), refused, sim.now);
     sim.handle(cmds);
     assert!(
-        sim.inbox[&1].is_empty(),
+        sim.inbox[&WorkerId(1)].is_empty(),
         "the unit went back to the same worker"
     );
     assert!(sim.sched.pdb_shapes().is_empty());
     sim.add_worker_with(2, 1, tables_for(&[four_by_four()]));
     sim.run(&[(1, 1), (2, 1)], false);
     check_optimal(&sim, 1, &root);
-    assert!(sim.assigned[1..].iter().all(|(w, _)| *w == 2));
+    assert!(sim.assigned[1..].iter().all(|(w, _)| *w == WorkerId(2)));
     assert_eq!(sim.finished[0].2.requeued, 1);
 }
 
@@ -818,11 +863,16 @@ fn auto_picks_pdb_only_while_a_worker_with_tables_is_connected() {
     );
 
     // A worker without tables changes nothing.
-    sched.add_worker(1, 4, Capabilities::default(), now);
+    sched.add_worker(WorkerId(1), 4, Capabilities::default(), now);
     assert_eq!(sched.choose_heuristic(None, &korf), Ok(LinearConflict));
     assert!(sched.choose_heuristic(Some(Pdb), &korf).is_err());
 
-    sched.add_worker(2, 1, tables_for(&[four_by_four(), three_by_three]), now);
+    sched.add_worker(
+        WorkerId(2),
+        1,
+        tables_for(&[four_by_four(), three_by_three]),
+        now,
+    );
     assert_eq!(
         sched.pdb_shapes(),
         BTreeSet::from([three_by_three, four_by_four()])
@@ -840,7 +890,7 @@ fn auto_picks_pdb_only_while_a_worker_with_tables_is_connected() {
     assert_eq!(sched.choose_heuristic(Some(Pdb), &eight), Ok(Pdb));
 
     // The worker with tables leaves: back to linear conflict.
-    sched.remove_worker(2);
+    sched.remove_worker(WorkerId(2));
     assert_eq!(sched.choose_heuristic(None, &korf), Ok(LinearConflict));
     assert!(sched.choose_heuristic(Some(Pdb), &korf).is_err());
 }
@@ -956,7 +1006,7 @@ fn whole_pdb_jobs_start_at_the_workers_bound_and_stay_optimal() {
     }
     for (job, _, stats) in &sim.finished {
         // No bound below the tables' value at the root was searched.
-        let root = Board::parse([KORF_12, KORF_42, KORF_55][*job as usize - 1], None).unwrap();
+        let root = Board::parse([KORF_12, KORF_42, KORF_55][job.0 as usize - 1], None).unwrap();
         let pdb_root = workers.estimate(&root).unwrap();
         assert!(
             stats.bounds.iter().all(|&b| b >= pdb_root),
@@ -977,7 +1027,7 @@ fn pieces_that_are_not_moves_from_the_unit_drop_the_worker() {
     let forged = UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         // 41 is above the root's bound; "UUUUU" walks off the board.
         report: Report::Split {
             bound: 41,
@@ -993,18 +1043,19 @@ fn pieces_that_are_not_moves_from_the_unit_drop_the_worker() {
     let cmds = sim.sched.on_result(w, forged, sim.now);
     sim.handle(cmds);
     assert_eq!(sim.disconnected, vec![w]);
-    let other = if w == 1 { 2 } else { 1 };
+    let other = if w == WorkerId(1) { 2 } else { 1 };
     sim.run(&[(other, 1)], false);
     check_optimal(&sim, 3, &Board::parse(KORF_12, None).unwrap());
 }
 
 /// Worker `w`'s first assignment, answered with `report` instead of searched.
-fn answer_first_with(sim: &mut Sim, w: WorkerId, report: Report, expanded: u64) {
+fn answer_first_with(sim: &mut Sim, w: impl Into<WorkerId>, report: Report, expanded: u64) {
+    let w = w.into();
     let a = sim.inbox.get_mut(&w).unwrap().pop_front().unwrap();
     let r = UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         report,
         expanded,
         iterations: Vec::new(),
@@ -1033,7 +1084,7 @@ fn next_bounds_that_do_not_rise_or_pass_the_deepest_search_drop_the_worker() {
             );
             continue;
         }
-        assert_eq!(sim.disconnected, vec![1], "next bound {lie}");
+        assert_eq!(sim.disconnected, vec![WorkerId(1)], "next bound {lie}");
         sim.add_worker(2, 1);
         sim.run(&[(2, 1)], false);
         check_optimal(&sim, 3, &root);
@@ -1056,7 +1107,7 @@ fn a_job_never_holds_more_tasks_than_its_cap_and_stays_optimal() {
     let (_, _, stats) = &sim.finished[0];
     // Splits stopped at the cap: some tasks were searched again whole, without a budget.
     assert!(stats.discarded_nodes > 0, "{stats:?}");
-    let most = sim.assigned.iter().map(|(_, a)| a.unit).max().unwrap();
+    let most = sim.assigned.iter().map(|(_, a)| a.task.0).max().unwrap();
     assert!(most < 40, "task id {most} past the cap");
     assert!(sim.assigned.iter().any(|(_, a)| a.node_budget == 0));
 }
@@ -1068,7 +1119,7 @@ fn a_worker_that_fails_every_unit_is_dropped_and_the_job_goes_on() {
     let root = sim.submit(3, KORF_12, korf_goal(), 40);
     // Worker 1 fails whatever it gets, until it is dropped.
     let mut failed = 0;
-    while !sim.disconnected.contains(&1) {
+    while !sim.disconnected.contains(&WorkerId(1)) {
         assert!(failed < 100, "never dropped");
         answer_first_with(&mut sim, 1, Report::Failed("disk broken".into()), 0);
         failed += 1;
@@ -1087,15 +1138,15 @@ fn a_worker_that_heartbeats_but_holds_its_unit_is_found_out() {
     let mut sim = Sim::new(config.clone());
     sim.add_worker(1, 1);
     let root = sim.submit_whole(3, KORF_12, lc_solver());
-    sim.inbox.get_mut(&1).unwrap().clear();
+    sim.inbox.get_mut(&WorkerId(1)).unwrap().clear();
     for step in [config.max_task_age, config.ask_timeout] {
         sim.now += step + Duration::from_secs(1);
-        sim.sched.heartbeat(1, sim.now);
+        sim.sched.heartbeat(WorkerId(1), sim.now);
         let cmds = sim.sched.tick(sim.now);
         sim.handle(cmds);
     }
     assert_eq!(sim.asked_back.len(), 1, "asked back for being old");
-    assert_eq!(sim.disconnected, vec![1]);
+    assert_eq!(sim.disconnected, vec![WorkerId(1)]);
     sim.add_worker(2, 1);
     sim.run(&[(2, 1)], false);
     check_optimal(&sim, 3, &root);
@@ -1104,29 +1155,30 @@ fn a_worker_that_heartbeats_but_holds_its_unit_is_found_out() {
     let mut sim = Sim::new(config.clone());
     sim.add_worker(1, 1);
     let root = sim.submit_whole(3, KORF_12, lc_solver());
-    sim.inbox.get_mut(&1).unwrap().clear();
+    sim.inbox.get_mut(&WorkerId(1)).unwrap().clear();
     sim.add_worker(2, 1);
     assert_eq!(sim.asked_back.len(), 1, "an idle slot asks at once");
     sim.now += config.ask_timeout + Duration::from_secs(1);
-    sim.sched.heartbeat(1, sim.now);
-    sim.sched.heartbeat(2, sim.now);
+    sim.sched.heartbeat(WorkerId(1), sim.now);
+    sim.sched.heartbeat(WorkerId(2), sim.now);
     let cmds = sim.sched.tick(sim.now);
     sim.handle(cmds);
-    assert_eq!(sim.disconnected, vec![1]);
+    assert_eq!(sim.disconnected, vec![WorkerId(1)]);
     sim.run(&[(2, 1)], false);
     check_optimal(&sim, 3, &root);
 }
 
 /// Worker `w` answers its oldest assignment with a lie: exhausted, next bound two up, having
 /// searched nothing (an audit it is given is "exhausted" too). False if it had none.
-fn lie_step(sim: &mut Sim, w: WorkerId) -> bool {
+fn lie_step(sim: &mut Sim, w: impl Into<WorkerId>) -> bool {
+    let w = w.into();
     let Some(a) = sim.inbox.get_mut(&w).and_then(|q| q.pop_front()) else {
         return false;
     };
     let lie = UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         report: Report::Exhausted {
             next_bound: a.bound + 2,
         },
@@ -1144,7 +1196,7 @@ fn lie_step(sim: &mut Sim, w: WorkerId) -> bool {
 fn run_with_liar(sim: &mut Sim) {
     for _ in 0..100_000 {
         let mut lied = false;
-        while !sim.disconnected.contains(&1) && lie_step(sim, 1) {
+        while !sim.disconnected.contains(&WorkerId(1)) && lie_step(sim, 1) {
             lied = true;
         }
         let searched = sim.step(2, false);
@@ -1166,7 +1218,7 @@ fn an_audited_liar_is_caught_dropped_and_its_jobs_start_over() {
     let root = trusting.submit(1, KORF_42, korf_goal(), 20);
     run_with_liar(&mut trusting);
     let optimum = optimal(&root);
-    let harmed = trusting.disconnected.contains(&2)
+    let harmed = trusting.disconnected.contains(&WorkerId(2))
         || trusting.finished.iter().any(|(_, outcome, _)| {
             !matches!(outcome, JobOutcome::Solved { path } if path.len() == optimum)
         });
@@ -1185,10 +1237,14 @@ fn an_audited_liar_is_caught_dropped_and_its_jobs_start_over() {
     let root = audited.submit(1, KORF_42, korf_goal(), 20);
     run_with_liar(&mut audited);
     check_optimal(&audited, 1, &root);
-    assert_eq!(audited.disconnected, vec![1], "the liar, and only it");
+    assert_eq!(
+        audited.disconnected,
+        vec![WorkerId(1)],
+        "the liar, and only it"
+    );
     let (_, _, stats) = &audited.finished[0];
     assert!(stats.audits > 0 && stats.audits_failed == 1, "{stats:?}");
-    assert!(!audited.disconnected.contains(&2));
+    assert!(!audited.disconnected.contains(&WorkerId(2)));
 }
 
 /// A worker on probation has every report audited, whatever the sampled share: a worker that
@@ -1221,7 +1277,7 @@ fn a_liar_on_probation_is_caught_at_a_one_percent_audit_fraction() {
 
     let (sim, root) = run(SchedulerConfig::default().probation);
     check_optimal(&sim, 1, &root);
-    assert_eq!(sim.disconnected, vec![1], "the liar, and only it");
+    assert_eq!(sim.disconnected, vec![WorkerId(1)], "the liar, and only it");
     let (_, _, stats) = &sim.finished[0];
     assert!(stats.audits_failed >= 1, "{stats:?}");
 }
@@ -1259,7 +1315,7 @@ fn a_path_shorter_than_its_bound_restarts_the_job_and_audits_every_report() {
     // reports the optimal path from the unit that holds it.
     let mut on_the_path = None;
     for _ in 0..100_000 {
-        let q = sim.inbox.get_mut(&1).unwrap();
+        let q = sim.inbox.get_mut(&WorkerId(1)).unwrap();
         if let Some(at) = q
             .iter()
             .position(|a| a.bound as usize > best.len() && best.starts_with(&a.work.prefix))
@@ -1273,12 +1329,12 @@ fn a_path_shorter_than_its_bound_restarts_the_job_and_audits_every_report() {
     let found = UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         report: Report::Found(best[a.work.prefix.len()..].to_vec()),
         expanded: 1,
         iterations: Vec::new(),
     };
-    let cmds = sim.sched.on_result(1, found, sim.now);
+    let cmds = sim.sched.on_result(WorkerId(1), found, sim.now);
     sim.handle(cmds);
     assert!(
         sim.disconnected.is_empty(),
@@ -1291,8 +1347,12 @@ fn a_path_shorter_than_its_bound_restarts_the_job_and_audits_every_report() {
     check_optimal(&sim, 5, &other);
     run_with_liar(&mut sim);
     check_optimal(&sim, 1, &root);
-    assert_eq!(sim.disconnected, vec![1], "the liar, and only it");
-    let (_, _, stats) = sim.finished.iter().find(|(j, _, _)| *j == 1).unwrap();
+    assert_eq!(sim.disconnected, vec![WorkerId(1)], "the liar, and only it");
+    let (_, _, stats) = sim
+        .finished
+        .iter()
+        .find(|(j, _, _)| *j == JobId(1))
+        .unwrap();
     assert!(stats.audits_failed >= 1, "{stats:?}");
 }
 
@@ -1314,7 +1374,7 @@ fn a_whole_search_answer_longer_than_optimal_is_caught_by_its_audit() {
     let root = sim.submit_whole(4, KORF_12, lc_solver());
     let a = sim
         .inbox
-        .get_mut(&1)
+        .get_mut(&WorkerId(1))
         .unwrap()
         .pop_front()
         .expect("worker 1 got the whole job");
@@ -1334,20 +1394,24 @@ fn a_whole_search_answer_longer_than_optimal_is_caught_by_its_audit() {
     let lie = UnitResult {
         job: a.job,
         epoch: a.epoch,
-        unit: a.unit,
+        task: a.task,
         report: Report::Found(path),
         expanded: 1,
         iterations,
     };
-    let cmds = sim.sched.on_result(1, lie, sim.now);
+    let cmds = sim.sched.on_result(WorkerId(1), lie, sim.now);
     sim.handle(cmds);
     assert!(sim.finished.is_empty(), "the answer waits for its audit");
-    sim.inbox.get_mut(&1).unwrap().clear();
+    sim.inbox.get_mut(&WorkerId(1)).unwrap().clear();
     sim.run(&[(2, 1)], false);
     check_optimal(&sim, 4, &root);
     check_optimal(&sim, 5, &other);
-    assert_eq!(sim.disconnected, vec![1]);
-    let (_, _, stats) = sim.finished.iter().find(|(j, _, _)| *j == 4).unwrap();
+    assert_eq!(sim.disconnected, vec![WorkerId(1)]);
+    let (_, _, stats) = sim
+        .finished
+        .iter()
+        .find(|(j, _, _)| *j == JobId(4))
+        .unwrap();
     assert_eq!(stats.audits_failed, 1, "{stats:?}");
 }
 
@@ -1414,7 +1478,7 @@ fn splits_and_budgets_no_honest_worker_reports_drop_the_worker() {
         let forged = UnitResult {
             job: a.job,
             epoch: a.epoch,
-            unit: a.unit,
+            task: a.task,
             report,
             expanded: 10,
             iterations: vec![(35, 1), (37, 2), (39, 3), (41, 4)],
@@ -1422,7 +1486,7 @@ fn splits_and_budgets_no_honest_worker_reports_drop_the_worker() {
         let cmds = sim.sched.on_result(w, forged, sim.now);
         sim.handle(cmds);
         assert_eq!(sim.disconnected, vec![w], "{what}");
-        let other = if w == 1 { 2 } else { 1 };
+        let other = if w == WorkerId(1) { 2 } else { 1 };
         sim.run(&[(other, 1)], false);
         check_optimal(&sim, 3, &Board::parse(KORF_12, None).unwrap());
     }
@@ -1436,14 +1500,22 @@ fn a_new_worker_earns_its_slots_with_good_results() {
     let mut sim = Sim::new(SchedulerConfig::default());
     sim.submit(1, KORF_12, korf_goal(), 200);
     sim.add_worker(1, 1_000);
-    assert_eq!(sim.inbox[&1].len(), 2);
+    assert_eq!(sim.inbox[&WorkerId(1)].len(), 2);
     sim.step(1, false);
-    assert_eq!(sim.inbox[&1].len(), 4, "one good result: four held");
+    assert_eq!(
+        sim.inbox[&WorkerId(1)].len(),
+        4,
+        "one good result: four held"
+    );
     sim.step(1, false);
-    assert_eq!(sim.inbox[&1].len(), 8, "two good results: eight held");
+    assert_eq!(
+        sim.inbox[&WorkerId(1)].len(),
+        8,
+        "two good results: eight held"
+    );
     // A silent worker that claims as many holds two, whatever it claims.
     sim.add_worker(2, 1_000);
-    assert_eq!(sim.inbox[&2].len(), 2);
+    assert_eq!(sim.inbox[&WorkerId(2)].len(), 2);
 }
 
 /// Results for assignments a worker never held count for nothing: not in a job's nodes, not in
@@ -1453,23 +1525,23 @@ fn unsolicited_results_count_for_nothing() {
     let mut sim = Sim::new(SchedulerConfig::default());
     sim.add_worker(1, 1);
     let root = sim.submit(1, KORF_12, korf_goal(), 20);
-    let a = sim.inbox[&1][0].clone();
-    for (job, epoch, unit) in [
-        (a.job, a.epoch, a.unit + 1),
-        (a.job + 7, 0, 0),
-        (a.job, a.epoch + 3, a.unit),
+    let a = sim.inbox[&WorkerId(1)][0].clone();
+    for (job, epoch, task) in [
+        (a.job, a.epoch, TaskId(a.task.0 + 1)),
+        (JobId(a.job.0 + 7), 0, TaskId(0)),
+        (a.job, a.epoch + 3, a.task),
     ] {
         let r = UnitResult {
             job,
             epoch,
-            unit,
+            task,
             report: Report::Exhausted {
                 next_bound: a.bound + 2,
             },
             expanded: 1 << 48,
             iterations: Vec::new(),
         };
-        let cmds = sim.sched.on_result(1, r, sim.now);
+        let cmds = sim.sched.on_result(WorkerId(1), r, sim.now);
         sim.handle(cmds);
     }
     assert_eq!(sim.sched.late_nodes(), 0);
@@ -1501,5 +1573,5 @@ fn a_solvable_board_past_the_deepest_bound_restarts_the_job_and_audits_every_rep
     check_optimal(&sim, 5, &other);
     run_with_liar(&mut sim);
     check_optimal(&sim, 1, &root);
-    assert_eq!(sim.disconnected, vec![1], "the liar, and only it");
+    assert_eq!(sim.disconnected, vec![WorkerId(1)], "the liar, and only it");
 }
