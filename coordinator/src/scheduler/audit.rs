@@ -217,13 +217,7 @@ impl Scheduler {
         for id in jobs {
             commands.extend(self.restart(id));
         }
-        if self.workers.contains_key(&liar) {
-            commands.push(Command::Disconnect {
-                worker: liar,
-                reason: DisconnectReason::ForgedResult,
-            });
-            commands.extend(self.remove_worker(liar));
-        }
+        commands.extend(self.drop_worker(liar, Some(DisconnectReason::ForgedResult)));
         commands
     }
 

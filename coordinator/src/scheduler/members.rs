@@ -126,11 +126,30 @@ impl Scheduler {
         self.dispatch()
     }
 
-    /// A worker disconnected or its lease expired: its tasks go back to the queue.
+    /// A worker disconnected (its stream ended, or could not be written): its tasks go back to
+    /// the queue.
     pub fn remove_worker(&mut self, id: WorkerId) -> Vec<Command> {
+        self.drop_worker(id, None)
+    }
+
+    /// The one way a member leaves. With a `reason`, the scheduler is the one dropping it (lease
+    /// expired, a task held after an ask, a forged result, failure after failure, caught by an
+    /// audit): a [`Command::Disconnect`] tells the caller to close its connection. Without, the
+    /// worker left on its own. Either way its running tasks of the current epochs go back to
+    /// their queues, to go out next, and the freed work is dispatched. A worker that is not a
+    /// member (already dropped) is not dropped twice: nothing is sent.
+    pub(super) fn drop_worker(
+        &mut self,
+        id: WorkerId,
+        reason: Option<DisconnectReason>,
+    ) -> Vec<Command> {
         let Some(worker) = self.remove_worker_entry(id) else {
             return Vec::new();
         };
+        let mut commands: Vec<Command> = reason
+            .map(|reason| Command::Disconnect { worker: id, reason })
+            .into_iter()
+            .collect();
         let mut touched = BTreeSet::new();
         for (job_id, epoch, tid) in worker.outstanding {
             touched.insert(job_id);
@@ -157,7 +176,8 @@ impl Scheduler {
         for job in touched {
             self.reindex(job);
         }
-        self.dispatch()
+        commands.extend(self.dispatch());
+        commands
     }
 
     /// Forgets worker `id` and its place in the indexes.
@@ -230,11 +250,7 @@ impl Scheduler {
                 worker = worker.0,
                 "a worker holds a unit it was asked for; dropping it"
             );
-            commands.push(Command::Disconnect {
-                worker,
-                reason: DisconnectReason::Failing,
-            });
-            commands.extend(self.remove_worker(worker));
+            commands.extend(self.drop_worker(worker, Some(DisconnectReason::Failing)));
         }
         commands
     }

@@ -213,11 +213,7 @@ impl Scheduler {
         self.clock = Some(now);
         let mut commands = Vec::new();
         for id in expired {
-            commands.push(Command::Disconnect {
-                worker: id,
-                reason: DisconnectReason::LeaseExpired,
-            });
-            commands.extend(self.remove_worker(id));
+            commands.extend(self.drop_worker(id, Some(DisconnectReason::LeaseExpired)));
         }
         commands.extend(self.check_held(now));
         commands.extend(self.release_unauditable());

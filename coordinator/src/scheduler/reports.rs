@@ -31,12 +31,7 @@ impl Scheduler {
             job.queue.insert(0, TaskId::at(tid));
             job.stats.requeued += 1;
         }
-        let mut commands = vec![Command::Disconnect {
-            worker,
-            reason: DisconnectReason::ForgedResult,
-        }];
-        commands.extend(self.remove_worker(worker));
-        commands
+        self.drop_worker(worker, Some(DisconnectReason::ForgedResult))
     }
 
     /// A current result: move the task and the job along.
@@ -386,11 +381,7 @@ impl Scheduler {
                     failures = limit,
                     "a worker failed every unit it was given; dropping it"
                 );
-                commands.push(Command::Disconnect {
-                    worker,
-                    reason: DisconnectReason::Failing,
-                });
-                commands.extend(self.remove_worker(worker));
+                commands.extend(self.drop_worker(worker, Some(DisconnectReason::Failing)));
                 commands
             }
         }
