@@ -10,9 +10,7 @@ use std::collections::HashMap;
 use npuzzle_solver::{Move, WorkUnit};
 
 use super::job::{Job, Task, TaskState};
-use super::messages::{
-    Command, DisconnectReason, Epoch, JobId, Report, TaskId, UnitResult, WorkerId,
-};
+use super::messages::{Command, DisconnectReason, Epoch, JobId, Report, TaskId, WorkerId};
 use super::{Scheduler, SchedulerConfig};
 
 /// What an audit task checks: that `reporter`'s word holds, by searching under `bound`
@@ -74,7 +72,45 @@ pub(super) fn audit_pick(config: &SchedulerConfig, job: JobId, epoch: Epoch, tid
     (z as f64 / u64::MAX as f64) < config.audit_fraction
 }
 
+/// How closely a report is checked by another worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Scrutiny {
+    /// Its reporter is on probation: kept for the audits before an answer.
+    pub(super) on_probation: bool,
+    /// Picked for the bound's end (or every report of a job that has seen a lie).
+    pub(super) sampled: bool,
+}
+
+impl Scrutiny {
+    pub(super) fn audited(self) -> bool {
+        self.on_probation || self.sampled
+    }
+}
+
 impl Job {
+    /// Keeps the report on task `tid` by `reporter` for an audit under `bound` (`None`: one
+    /// below the next bound), if it is audited at all.
+    pub(super) fn claim(
+        &mut self,
+        tid: usize,
+        reporter: WorkerId,
+        bound: Option<u32>,
+        scrutiny: Scrutiny,
+        config: &SchedulerConfig,
+    ) {
+        if !scrutiny.audited() {
+            return;
+        }
+        let task = &self.tasks[tid];
+        let claim = Claim {
+            unit: task.unit,
+            work: task.work.clone(),
+            reporter,
+            bound,
+        };
+        self.keep_claim(claim, scrutiny.sampled, scrutiny.on_probation, config);
+    }
+
     /// Keeps a report for an audit: a sampled one for the bound's end (at most
     /// [`MAX_CLAIMS`] a bound unless every report is audited), one of a worker on probation
     /// for the answer (at most one per task of the bound).
@@ -114,6 +150,31 @@ impl Job {
 }
 
 impl Scheduler {
+    /// Whether the report by `worker` on task `tid` of job `job_id` in `epoch` is checked by
+    /// another worker: a sample of all reports at the bound's end, and, before an answer is
+    /// returned, every report of a worker on probation from the last bound. Whether anyone can
+    /// check it is asked when the audit starts, not now: the only other worker may not have
+    /// answered anything yet.
+    pub(super) fn scrutiny(
+        &self,
+        worker: WorkerId,
+        job_id: JobId,
+        epoch: Epoch,
+        tid: TaskId,
+    ) -> Scrutiny {
+        let on_probation = self.config.audit_fraction > 0.0
+            && self
+                .workers
+                .get(&worker)
+                .is_some_and(|w| w.confirmed < self.config.probation);
+        let suspect = self.jobs.get(&job_id).is_some_and(|j| j.lies_seen > 0);
+        let sampled = suspect || audit_pick(&self.config, job_id, epoch, tid);
+        Scrutiny {
+            on_probation,
+            sampled,
+        }
+    }
+
     /// Audits of `claims` of job `job_id`, each under `bound(claim)`: those some worker other
     /// than their reporter can search. `before_answer`: they check reports an answer waits on.
     pub(super) fn audits_of(
@@ -164,12 +225,12 @@ impl Scheduler {
         tid: usize,
         worker: WorkerId,
         audit: AuditOf,
-        result: UnitResult,
+        report: Report,
     ) -> Vec<Command> {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        match result.report {
+        match report {
             Report::Exhausted { .. } => {
                 job.tasks[tid].state = TaskState::Done;
                 job.open -= 1;

@@ -282,6 +282,43 @@ impl Job {
         self.queue.extend(ids);
     }
 
+    /// A whole job's worker stopped part-way through `bound`: the job becomes a distributed
+    /// one at that bound, with what the worker measured (nodes per bound exhausted). Its one
+    /// task, `tid`, stays as the only task of the bound, done, for the pieces to belong to.
+    /// Returns the nodes searched in `bound`.
+    pub(super) fn distribute_whole(
+        &mut self,
+        tid: usize,
+        bound: u32,
+        iterations: &[(u32, u64)],
+    ) -> u64 {
+        let done: Vec<(u32, u64)> = iterations
+            .iter()
+            .copied()
+            .filter(|&(b, _)| b < bound)
+            .collect();
+        self.bound_nodes = done.iter().map(|&(_, n)| n).collect();
+        self.stats.bounds = done.iter().map(|&(b, _)| b).collect();
+        self.stats.bounds.push(bound);
+        let partial = iterations
+            .last()
+            .filter(|&&(b, _)| b == bound)
+            .map_or(0, |&(_, n)| n);
+        self.bound = bound;
+        self.epoch += 1;
+        let whole = self.tasks[tid].clone();
+        self.tasks = vec![Task {
+            state: TaskState::Done,
+            iterate: false,
+            ..whole
+        }];
+        self.queue.clear();
+        self.open = 1;
+        self.running = 0;
+        self.next_bound = u32::MAX;
+        partial
+    }
+
     /// Turns what a worker handed back from task `tid` into tasks of the same unit. `None` if a
     /// piece is not a sequence of legal moves from the task's board.
     pub(super) fn pieces(

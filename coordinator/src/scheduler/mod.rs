@@ -106,6 +106,7 @@ pub use messages::{
 use audit::{Auditing, MAX_LIE_RESTARTS};
 use job::{Job, MAX_BOUND_STEP, TaskState, Unit};
 use members::{FreeKey, Worker};
+use reports::Reported;
 
 /// The scheduling state machine.
 pub struct Scheduler {
@@ -270,17 +271,25 @@ impl Scheduler {
         match self.retire(job) {
             Some(j) => {
                 let lower_bound = j.bound;
-                let mut commands = self.cancel_everywhere(job);
-                commands.push(Command::Finish {
-                    job,
-                    outcome: JobOutcome::Cancelled { lower_bound },
-                    stats: j.stats,
-                });
+                let mut commands = self.finish(j, JobOutcome::Cancelled { lower_bound });
                 commands.extend(self.dispatch());
                 commands
             }
             None => Vec::new(),
         }
+    }
+
+    /// The end of `job`, already retired: every worker holding one of its tasks is told to
+    /// stop, and the caller gets its outcome and stats.
+    fn finish(&self, job: Job, outcome: JobOutcome) -> Vec<Command> {
+        let id = job.spec.id;
+        let mut commands = self.cancel_everywhere(id);
+        commands.push(Command::Finish {
+            job: id,
+            outcome,
+            stats: job.stats,
+        });
+        commands
     }
 
     fn cancel_everywhere(&self, job: JobId) -> Vec<Command> {
@@ -361,6 +370,51 @@ impl Scheduler {
         commands
     }
 
+    /// A current result (its task running on this worker in the job's epoch): one function per
+    /// kind of report moves the task and the job along. An audit's result is judged against
+    /// the report it checks, unless it never ran (cancelled, failed, refused: requeued as any
+    /// other task).
+    fn apply(&mut self, worker: WorkerId, result: UnitResult) -> Vec<Command> {
+        let scrutiny = self.scrutiny(worker, result.job, result.epoch, result.task);
+        let Some(job) = self.jobs.get_mut(&result.job) else {
+            return Vec::new();
+        };
+        job.running -= 1;
+        let task = &job.tasks[result.task.index()];
+        let ran = !matches!(
+            result.report,
+            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_)
+        );
+        if let Some(audit) = task.audit
+            && ran
+        {
+            let tid = result.task.index();
+            return self.apply_audit(result.job, tid, worker, audit, result.report);
+        }
+        let r = Reported {
+            job: result.job,
+            task: result.task,
+            worker,
+            expanded: result.expanded,
+            iterations: result.iterations,
+            iterate: task.iterate,
+            scrutiny,
+        };
+        match result.report {
+            Report::Found(suffix) => self.on_found(r, suffix),
+            Report::Exhausted { next_bound } => self.on_exhausted(r, next_bound),
+            Report::Split {
+                bound,
+                next_bound,
+                pieces,
+            } => self.on_split(r, bound, next_bound, pieces),
+            Report::BudgetExceeded => self.on_budget_exceeded(r),
+            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) => {
+                self.on_failed(r, result.report)
+            }
+        }
+    }
+
     /// After a task of `job_id` is done: when none of the bound's is left, move to the next bound.
     fn after_task(&mut self, job_id: JobId) -> Vec<Command> {
         let Some(job) = self.jobs.get_mut(&job_id) else {
@@ -389,13 +443,7 @@ impl Scheduler {
                     self.update_worker(reporter, |w| w.confirmed = w.confirmed.saturating_add(1));
                 }
                 job.stats.bounds = bounds;
-                let mut commands = self.cancel_everywhere(job_id);
-                commands.push(Command::Finish {
-                    job: job_id,
-                    outcome: JobOutcome::Solved { path },
-                    stats: job.stats,
-                });
-                return commands;
+                return self.finish(job, JobOutcome::Solved { path });
             }
             None => {}
         }
@@ -478,12 +526,7 @@ impl Scheduler {
             let Some(job) = self.retire(job_id) else {
                 return commands;
             };
-            commands.extend(self.cancel_everywhere(job_id));
-            commands.push(Command::Finish {
-                job: job_id,
-                outcome: JobOutcome::Cancelled { lower_bound },
-                stats: job.stats,
-            });
+            commands.extend(self.finish(job, JobOutcome::Cancelled { lower_bound }));
             return commands;
         }
         job.bound = next;
