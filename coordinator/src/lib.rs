@@ -184,6 +184,8 @@ pub enum Error {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("refusing to start: {0}")]
     Config(#[from] AuthError),
+    #[error("refusing to start: {0}")]
+    Scheduler(#[from] scheduler::InvalidSchedulerConfig),
     #[error("cannot use the TLS certificate and key: {0}")]
     Tls(tonic::transport::Error),
     #[error("cannot use the answer store: {0}")]
@@ -193,9 +195,11 @@ pub enum Error {
 }
 
 impl Config {
-    /// Refuses settings the coordinator must not run with: equal client and worker tokens.
+    /// Refuses settings the coordinator must not run with: equal client and worker tokens, and
+    /// scheduler settings no scheduler can work with ([`SchedulerConfig::validate`]).
     pub fn validate(&self) -> Result<(), Error> {
         self.auth.validate()?;
+        self.scheduler.validate()?;
         Ok(())
     }
 }

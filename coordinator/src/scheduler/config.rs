@@ -1,9 +1,11 @@
-//! The scheduler's tunables: [`SchedulerConfig`] and its defaults, in one place so that the
-//! coordinator's flags, the simulator and the tests all start from the same values. Every
-//! field says what it bounds and why; the rules that use them live with the state they govern
-//! (budgets and splitting in `job.rs`, leases and trust in `members.rs`, audits in `audit.rs`).
+//! The scheduler's tunables: [`SchedulerConfig`], its defaults (which the simulator and the
+//! tests start from), and [`SchedulerConfig::validate`], which refuses settings no scheduler can
+//! work with and says which and why, as raft-rs's `Config::validate` does. Every field says
+//! what it bounds and why; the rules that use them live with the state they govern (budgets and
+//! splitting in `job.rs`, leases and trust in `members.rs`, audits in `audit.rs`).
 
 use std::time::Duration;
+
 /// Tunables of the scheduler.
 #[derive(Clone, Debug)]
 pub struct SchedulerConfig {
@@ -12,7 +14,8 @@ pub struct SchedulerConfig {
     /// A heavy unit is split into at least this many parts.
     pub split_parts: usize,
     /// Before each bound, a unit predicted to take more than this share of the bound's work
-    /// per slot (1/32: a slot's work is cut into at least 32 units, so that the work other slots do past the answer in the last bound stays small) is split ahead of time.
+    /// per slot (1/32: a slot's work is cut into at least 32 units, so that the work other
+    /// slots do past the answer in the last bound stays small) is split ahead of time.
     pub max_unit_share: f64,
     /// …but units predicted below this many nodes are never split ahead of time.
     pub min_split_nodes: u64,
@@ -40,7 +43,7 @@ pub struct SchedulerConfig {
     /// exhausted (or handed back), and a whole search's answer, are searched again by a
     /// different worker before the job moves on, under the bound the report implies. A
     /// disagreement drops the reporter as a forger and restarts every running job it reported
-    /// on. See README (Security and threat model) for what this does and does not guarantee.
+    /// on. See docs/security.md for what this does and does not guarantee.
     pub audit_fraction: f64,
     /// Which reports are audited is a hash of the report's place and this seed.
     pub audit_seed: u64,
@@ -70,6 +73,108 @@ impl Default for SchedulerConfig {
             audit_fraction: 0.0,
             audit_seed: 0,
             probation: 1,
+        }
+    }
+}
+
+/// A [`SchedulerConfig`] no scheduler can work with: which setting, its value, and why.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InvalidSchedulerConfig {
+    #[error("the audit fraction is {0}: it is a share of reports, from 0 (none) to 1 (all)")]
+    AuditFraction(f64),
+    #[error("the largest unit share is {0}: it is a share of a slot's work, above 0 and at most 1")]
+    MaxUnitShare(f64),
+    #[error("units are split into {0} parts: a split needs at least 2")]
+    SplitParts(usize),
+    #[error("a job may hold {0} tasks: it needs at least 1 to be searched at all")]
+    MaxTasksPerJob(usize),
+    #[error("the {0} is zero: every worker would be dropped at the first tick")]
+    ZeroTimeout(&'static str),
+}
+
+impl SchedulerConfig {
+    /// Refuses settings no scheduler can work with, naming the first one found. Checked when
+    /// a coordinator starts ([`crate::Config::validate`]); a `Scheduler` built directly (the
+    /// simulator, tests) takes its config as given. The flags' own floors (`--lease-secs` at
+    /// least 1, …) are still applied where the flags are read.
+    pub fn validate(&self) -> Result<(), InvalidSchedulerConfig> {
+        if !(0.0..=1.0).contains(&self.audit_fraction) {
+            return Err(InvalidSchedulerConfig::AuditFraction(self.audit_fraction));
+        }
+        if !(self.max_unit_share > 0.0 && self.max_unit_share <= 1.0) {
+            return Err(InvalidSchedulerConfig::MaxUnitShare(self.max_unit_share));
+        }
+        if self.split_parts < 2 {
+            return Err(InvalidSchedulerConfig::SplitParts(self.split_parts));
+        }
+        if self.max_tasks_per_job == 0 {
+            return Err(InvalidSchedulerConfig::MaxTasksPerJob(
+                self.max_tasks_per_job,
+            ));
+        }
+        for (name, timeout) in [
+            ("lease timeout", self.lease_timeout),
+            ("ask timeout", self.ask_timeout),
+            ("largest task age", self.max_task_age),
+        ] {
+            if timeout.is_zero() {
+                return Err(InvalidSchedulerConfig::ZeroTimeout(name));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_valid() {
+        assert_eq!(SchedulerConfig::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn settings_no_scheduler_can_work_with_are_refused_by_name() {
+        let bad = [
+            SchedulerConfig {
+                audit_fraction: 1.5,
+                ..SchedulerConfig::default()
+            },
+            SchedulerConfig {
+                audit_fraction: f64::NAN,
+                ..SchedulerConfig::default()
+            },
+            SchedulerConfig {
+                max_unit_share: 0.0,
+                ..SchedulerConfig::default()
+            },
+            SchedulerConfig {
+                split_parts: 1,
+                ..SchedulerConfig::default()
+            },
+            SchedulerConfig {
+                max_tasks_per_job: 0,
+                ..SchedulerConfig::default()
+            },
+            SchedulerConfig {
+                lease_timeout: Duration::ZERO,
+                ..SchedulerConfig::default()
+            },
+        ];
+        let messages: Vec<String> = bad
+            .iter()
+            .map(|c| c.validate().unwrap_err().to_string())
+            .collect();
+        for (message, name) in messages.iter().zip([
+            "audit fraction is 1.5",
+            "audit fraction is NaN",
+            "unit share is 0",
+            "2",
+            "at least 1",
+            "lease timeout",
+        ]) {
+            assert!(message.contains(name), "{message}");
         }
     }
 }

@@ -97,7 +97,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 pub use admission::{Capabilities, HeuristicUnavailable, choose_heuristic};
-pub use config::SchedulerConfig;
+pub use config::{InvalidSchedulerConfig, SchedulerConfig};
 pub use messages::{
     Assignment, Command, DisconnectReason, Epoch, HandedBack, JobId, JobOutcome, JobSpec, JobStats,
     Report, TaskId, Totals, UnitResult, WorkerId,
