@@ -501,7 +501,8 @@ macro_rules! with_engine {
 }
 
 /// The engine for a PDB heuristic: its partitions' ranks carried move by move, up to 4
-/// partitions under the max (more are evaluated afresh at each node).
+/// partitions under the max (more partitions, and the dual lookups, go through
+/// [`PdbHeuristic`]'s own `Heuristic`, which evaluates them afresh).
 fn pdb_engine(shape: Shape, goal: &Goal, pdb: PdbHeuristic) -> AnyEngine {
     match pdb.partitions() {
         2 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb2(Box::new(Engine::new(shape, goal, h)))),

@@ -244,7 +244,7 @@ impl PdbHeuristic {
     fn also_values(&self, board: &[u8; 32], limit: u32) -> u32 {
         let mut value = 0;
         for other in &self.also {
-            value = value.max(other.evaluate_own(&board[..self.cells]).0);
+            value = value.max(other.evaluate_own::<true>(&board[..self.cells]).0);
             if value > limit {
                 break;
             }
@@ -422,7 +422,7 @@ impl PdbHeuristic {
 impl PdbHeuristic {
     /// [`Heuristic::evaluate`] of this partition's own lookups (regular, reflected, dual), not
     /// of the partitions added with [`PdbHeuristic::with_also`].
-    pub(super) fn evaluate_own(&self, cells: &[u8]) -> (u32, PdbState) {
+    pub(super) fn evaluate_own<const DUAL: bool>(&self, cells: &[u8]) -> (u32, PdbState) {
         let mut board = [0u8; 32];
         let mut position = [0u8; 32];
         for (cell, &label) in cells.iter().enumerate().take(self.cells) {
@@ -451,14 +451,16 @@ impl PdbHeuristic {
             state.reflected_manhattan = manhattan;
             h = h.max(state.reflected_value());
         }
-        h = h.max(self.dual_values(&board, position[0] as usize, u32::MAX));
+        if DUAL {
+            h = h.max(self.dual_values(&board, position[0] as usize, u32::MAX));
+        }
         (h, state)
     }
 
     /// [`Heuristic::after_move_within`] of this partition's own lookups.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn after_move_own(
+    pub(super) fn after_move_own<const DUAL: bool>(
         &self,
         _: u32,
         state: &PdbState,
@@ -499,6 +501,9 @@ impl PdbHeuristic {
             return (value, next);
         }
         let Some(r) = &self.reflect else {
+            if !DUAL {
+                return (value, next);
+            }
             return (value.max(self.dual_values(&next.board, from, limit)), next);
         };
         // In the reflected board, label r(l) moved from cell r(from) to cell r(to).
@@ -522,7 +527,7 @@ impl PdbHeuristic {
             next.reflected_manhattan = next.reflected_manhattan.wrapping_add(md_change);
         }
         let mut value = value.max(next.reflected_value());
-        if value <= limit && self.dual.is_some() {
+        if DUAL && value <= limit && self.dual.is_some() {
             value = value.max(self.dual_values(&next.board, from, limit));
         }
         (value, next)
@@ -535,7 +540,7 @@ impl Heuristic for PdbHeuristic {
     type State = PdbState;
 
     fn evaluate(&self, cells: &[u8]) -> (u32, PdbState) {
-        let (h, state) = self.evaluate_own(cells);
+        let (h, state) = self.evaluate_own::<true>(cells);
         (h.max(self.also_values(&state.board, u32::MAX)), state)
     }
 
@@ -563,7 +568,7 @@ impl Heuristic for PdbHeuristic {
         vertical: bool,
         limit: u32,
     ) -> (u32, PdbState) {
-        let (value, next) = self.after_move_own(h, state, label, from, to, vertical, limit);
+        let (value, next) = self.after_move_own::<true>(h, state, label, from, to, vertical, limit);
         if value > limit || self.also.is_empty() {
             return (value, next);
         }

@@ -13,8 +13,12 @@ pub struct PdbMax<const N: usize> {
 }
 
 impl<const N: usize> PdbMax<N> {
-    /// `pdb` and the partitions added to it, if they are `N` in all.
+    /// `pdb` and the partitions added to it, if they are `N` in all and none has dual lookups
+    /// (those are evaluated by [`PdbHeuristic`]'s own `Heuristic`).
     pub fn new(pdb: &PdbHeuristic) -> Option<PdbMax<N>> {
+        if pdb.has_dual() || pdb.also.iter().any(PdbHeuristic::has_dual) {
+            return None;
+        }
         let mut first = pdb.clone();
         let also = std::mem::take(&mut first.also);
         let mut parts = Vec::with_capacity(N);
@@ -31,7 +35,7 @@ impl<const N: usize> Heuristic for PdbMax<N> {
     fn evaluate(&self, cells: &[u8]) -> (u32, [PdbState; N]) {
         let mut h = 0;
         let states = std::array::from_fn(|i| {
-            let (value, state) = self.parts[i].evaluate_own(cells);
+            let (value, state) = self.parts[i].evaluate_own::<false>(cells);
             h = h.max(value);
             state
         });
@@ -65,7 +69,7 @@ impl<const N: usize> Heuristic for PdbMax<N> {
         let mut next = *state;
         let mut value = 0;
         for ((part, before), after) in self.parts.iter().zip(state).zip(&mut next) {
-            let (v, s) = part.after_move_own(h, before, label, from, to, vertical, limit);
+            let (v, s) = part.after_move_own::<false>(h, before, label, from, to, vertical, limit);
             *after = s;
             value = value.max(v);
             if value > limit {
