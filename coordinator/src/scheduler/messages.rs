@@ -10,7 +10,12 @@ use std::sync::Arc;
 use npuzzle_solver::{Goal, HeuristicKind, Move, Shape, Solver, WorkUnit};
 
 /// A job: one search the service asked for (its flight's id). A distinct type from
-/// [`WorkerId`] so that passing one for the other does not compile.
+/// [`WorkerId`] so that passing one for the other does not compile:
+///
+/// ```compile_fail
+/// use npuzzle_coordinator::scheduler::{JobId, WorkerId};
+/// let job: JobId = WorkerId(7);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct JobId(pub u64);
 
