@@ -2,6 +2,8 @@
 //! flags' top level (the subcommands, the global `--log-format`) and the dispatch; each
 //! subcommand lives in its module under `cmd/`.
 
+#![forbid(unsafe_code)]
+
 mod cmd;
 
 use std::io;

@@ -46,6 +46,8 @@
 //! # Ok(()) }
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod auth;
 pub mod cache;
 pub mod cluster;

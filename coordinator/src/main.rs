@@ -1,5 +1,7 @@
 //! `npuzzle-coordinator`: serve the npuzzle cluster's coordinator.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -241,10 +243,7 @@ async fn main() -> anyhow::Result<()> {
             audit_fraction: args.audit_fraction,
             probation: args.probation,
             // Which reports are audited must not be predictable by a worker.
-            audit_seed: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64)
-                ^ u64::from(std::process::id()),
+            audit_seed: unpredictable_seed(),
             lease_timeout: Duration::from_secs(args.lease_secs.max(1)),
             ..SchedulerConfig::default()
         },
@@ -264,4 +263,21 @@ async fn main() -> anyhow::Result<()> {
     });
     npuzzle_coordinator::run(listener, config, shutdown).await?;
     Ok(())
+}
+
+/// A seed no worker can predict, from the operating system's random source (ring's
+/// `SystemRandom`, as TLS uses); the clock and the process id only where that source fails.
+fn unpredictable_seed() -> u64 {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 8];
+    match ring::rand::SystemRandom::new().fill(&mut bytes) {
+        Ok(()) => u64::from_le_bytes(bytes),
+        Err(_) => {
+            tracing::warn!("no system random source: the audit seed comes from the clock");
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+                ^ u64::from(std::process::id())
+        }
+    }
 }

@@ -5,6 +5,8 @@
 //! descriptor set for server reflection, conversions to and from `npuzzle-solver` types, and
 //! [`security`]: the bearer tokens and TLS settings with which calls reach the coordinator.
 
+#![forbid(unsafe_code)]
+
 pub mod codec;
 mod convert;
 pub mod security;

@@ -28,6 +28,8 @@
 //! # Ok(()) }
 //! ```
 
+#![forbid(unsafe_code)]
+
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod logging;
