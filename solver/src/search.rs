@@ -19,7 +19,7 @@ use crate::exact::ExactDistance;
 use crate::goal::{Goal, ShapeMismatch};
 use crate::heuristic::{Heuristic, HeuristicKind, LinearConflict, Manhattan};
 use crate::moves::Move;
-use crate::pdb::{PdbHeuristic, PdbMax};
+use crate::pdb::{PdbAll, PdbHeuristic, PdbMax};
 use crate::shape::Shape;
 use crate::units::{Frontier, FrontierError, Piece, UnitOutcome, UnitReport, UnitSplit, WorkUnit};
 
@@ -481,6 +481,7 @@ enum AnyEngine {
     LinearConflict(Box<Engine<LinearConflict>>),
     Exact(Box<Engine<ExactDistance>>),
     Pdb(Box<Engine<PdbHeuristic>>),
+    PdbAll(Box<Engine<PdbAll>>),
     Pdb2(Box<Engine<PdbMax<2>>>),
     Pdb3(Box<Engine<PdbMax<3>>>),
     Pdb4(Box<Engine<PdbMax<4>>>),
@@ -493,6 +494,7 @@ macro_rules! with_engine {
             AnyEngine::LinearConflict($e) => $body,
             AnyEngine::Exact($e) => $body,
             AnyEngine::Pdb($e) => $body,
+            AnyEngine::PdbAll($e) => $body,
             AnyEngine::Pdb2($e) => $body,
             AnyEngine::Pdb3($e) => $body,
             AnyEngine::Pdb4($e) => $body,
@@ -505,12 +507,17 @@ macro_rules! with_engine {
 /// [`PdbHeuristic`]'s own `Heuristic`, which evaluates them afresh).
 fn pdb_engine(shape: Shape, goal: &Goal, pdb: PdbHeuristic) -> AnyEngine {
     match pdb.partitions() {
+        1 if !pdb.has_dual() => Some(AnyEngine::Pdb(Box::new(Engine::new(
+            shape,
+            goal,
+            pdb.clone(),
+        )))),
         2 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb2(Box::new(Engine::new(shape, goal, h)))),
         3 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb3(Box::new(Engine::new(shape, goal, h)))),
         4 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb4(Box::new(Engine::new(shape, goal, h)))),
         _ => None,
     }
-    .unwrap_or_else(|| AnyEngine::Pdb(Box::new(Engine::new(shape, goal, pdb))))
+    .unwrap_or_else(|| AnyEngine::PdbAll(Box::new(Engine::new(shape, goal, PdbAll(pdb)))))
 }
 
 /// The goal turned by 180°.

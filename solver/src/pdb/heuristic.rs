@@ -534,14 +534,57 @@ impl PdbHeuristic {
     }
 }
 
-/// With partitions added ([`PdbHeuristic::with_also`]) their values are computed afresh at each
-/// node here; the search carries them move by move instead ([`super::PdbMax`]).
+/// This partition's regular and reflected lookups only: the search's hot loop for one partition
+/// (neither the dual lookups nor the partitions added with [`PdbHeuristic::with_also`] cost it
+/// a branch; [`PdbAll`] and [`super::PdbMax`] serve those).
 impl Heuristic for PdbHeuristic {
     type State = PdbState;
 
     fn evaluate(&self, cells: &[u8]) -> (u32, PdbState) {
-        let (h, state) = self.evaluate_own::<true>(cells);
-        (h.max(self.also_values(&state.board, u32::MAX)), state)
+        self.evaluate_own::<false>(cells)
+    }
+
+    #[inline(always)]
+    fn after_move(
+        &self,
+        h: u32,
+        state: &PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+    ) -> (u32, PdbState) {
+        self.after_move_own::<false>(h, state, label, from, to, vertical, u32::MAX)
+    }
+
+    #[inline(always)]
+    fn after_move_within(
+        &self,
+        h: u32,
+        state: &PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+        vertical: bool,
+        limit: u32,
+    ) -> (u32, PdbState) {
+        self.after_move_own::<false>(h, state, label, from, to, vertical, limit)
+    }
+}
+
+/// Every lookup a [`PdbHeuristic`] holds: its own, its dual lookups, and the partitions added
+/// with [`PdbHeuristic::with_also`], whose values are computed afresh at each node (the search
+/// carries up to four partitions move by move instead, [`super::PdbMax`], when none has dual
+/// lookups).
+#[derive(Clone, Debug)]
+pub struct PdbAll(pub PdbHeuristic);
+
+impl Heuristic for PdbAll {
+    type State = PdbState;
+
+    fn evaluate(&self, cells: &[u8]) -> (u32, PdbState) {
+        let (h, state) = self.0.evaluate_own::<true>(cells);
+        (h.max(self.0.also_values(&state.board, u32::MAX)), state)
     }
 
     #[inline(always)]
@@ -568,10 +611,11 @@ impl Heuristic for PdbHeuristic {
         vertical: bool,
         limit: u32,
     ) -> (u32, PdbState) {
-        let (value, next) = self.after_move_own::<true>(h, state, label, from, to, vertical, limit);
-        if value > limit || self.also.is_empty() {
+        let pdb = &self.0;
+        let (value, next) = pdb.after_move_own::<true>(h, state, label, from, to, vertical, limit);
+        if value > limit || pdb.also.is_empty() {
             return (value, next);
         }
-        (value.max(self.also_values(&next.board, limit)), next)
+        (value.max(pdb.also_values(&next.board, limit)), next)
     }
 }

@@ -65,7 +65,7 @@ mod partition;
 mod tests;
 
 pub use file::{FORMAT, PACKED_FORMAT};
-pub use heuristic::{PdbHeuristic, PdbState};
+pub use heuristic::{PdbAll, PdbHeuristic, PdbState};
 pub use max::PdbMax;
 pub use packing::Histogram;
 pub use partition::{DualTable, Partition};

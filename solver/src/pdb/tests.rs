@@ -384,6 +384,7 @@ fn dual_lookups_are_admissible_on_every_state_of_the_small_boards() {
         let plain = PdbHeuristic::build(&partition, true, |_, _, _| {}).unwrap();
         let dual = with_dual_lookups(&partition);
         assert!(dual.has_dual() && !plain.has_dual());
+        let dual = PdbAll(dual);
         let states = every_state_with_its_distance(shape);
         assert_eq!(states.len(), (1..=shape.cells()).product::<usize>() / 2);
         let mut raised = 0;
@@ -410,7 +411,7 @@ fn dual_lookups_are_admissible_on_every_state_of_the_small_boards() {
 #[test]
 fn dual_lookups_carried_match_full_evaluation() {
     let shape = Shape::new(3, 3).unwrap();
-    let dual = with_dual_lookups(&Partition::named(shape, "4-4").unwrap());
+    let dual = PdbAll(with_dual_lookups(&Partition::named(shape, "4-4").unwrap()));
     walk_comparing_with_full_evaluation(&dual, shape, 7, 3000);
 }
 
