@@ -506,18 +506,19 @@ macro_rules! with_engine {
 /// partitions under the max (more partitions, and the dual lookups, go through
 /// [`PdbHeuristic`]'s own `Heuristic`, which evaluates them afresh).
 fn pdb_engine(shape: Shape, goal: &Goal, pdb: PdbHeuristic) -> AnyEngine {
-    match pdb.partitions() {
-        1 if !pdb.has_dual() => Some(AnyEngine::Pdb(Box::new(Engine::new(
-            shape,
-            goal,
-            pdb.clone(),
-        )))),
+    let carried = match pdb.partitions() {
         2 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb2(Box::new(Engine::new(shape, goal, h)))),
         3 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb3(Box::new(Engine::new(shape, goal, h)))),
         4 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb4(Box::new(Engine::new(shape, goal, h)))),
         _ => None,
+    };
+    match carried {
+        Some(engine) => engine,
+        None if pdb.partitions() == 1 && !pdb.has_dual() => {
+            AnyEngine::Pdb(Box::new(Engine::new(shape, goal, pdb)))
+        }
+        None => AnyEngine::PdbAll(Box::new(Engine::new(shape, goal, PdbAll(pdb)))),
     }
-    .unwrap_or_else(|| AnyEngine::PdbAll(Box::new(Engine::new(shape, goal, PdbAll(pdb)))))
 }
 
 /// The goal turned by 180°.

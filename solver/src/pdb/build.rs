@@ -217,13 +217,13 @@ fn clear<W: CellWord>(words: &[W], threads: usize) {
 }
 
 /// Cell bitmasks of a board: all cells, and each cell's neighbours.
-struct Geometry {
-    all: u32,
+pub(super) struct Geometry {
+    pub(super) all: u32,
     neighbours: [u32; 32],
 }
 
 impl Geometry {
-    fn new(shape: Shape) -> Geometry {
+    pub(super) fn new(shape: Shape) -> Geometry {
         let mut neighbours = [0u32; 32];
         for (cell, mask) in neighbours.iter_mut().enumerate().take(shape.cells()) {
             for mv in Move::ALL {
@@ -243,7 +243,7 @@ impl Geometry {
     }
 
     /// The cells of `free` connected to `seed`.
-    fn flood(&self, seed: u32, free: u32) -> u32 {
+    pub(super) fn flood(&self, seed: u32, free: u32) -> u32 {
         let mut region = seed & free;
         loop {
             let mut grown = region;

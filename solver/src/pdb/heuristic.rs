@@ -360,10 +360,8 @@ impl PdbHeuristic {
         if value > limit {
             return value;
         }
-        let mut reflected = [0u8; 32];
-        for c in 0..self.cells {
-            reflected[r[c] as usize & 31] = r[board[c] as usize & 31];
-        }
+        // The same relabelling as for positions: the label on cell c moves to cell r(c) as r(label).
+        let reflected = self.reflected_position(r, board);
         value.max(self.dual_value(dual, &reflected, r[blank & 31] as usize))
     }
 
@@ -393,7 +391,7 @@ impl PdbHeuristic {
     }
 
     /// The reflected board's `position[label]`: label `l` on cell `c` becomes label `r(l)` on
-    /// cell `r(c)`.
+    /// cell `r(c)`. The map is its own transpose, so it reflects `board[cell]` arrays too.
     fn reflected_position(&self, r: &[u8; 32], position: &[u8; 32]) -> [u8; 32] {
         let mut out = [0u8; 32];
         for l in 0..self.cells {

@@ -1,8 +1,7 @@
 //! The built-in partitions of a board's tiles into patterns.
 
+use super::build::Geometry;
 use super::{BlankGoal, PdbError};
-use crate::board::step;
-use crate::moves::Move;
 use crate::shape::Shape;
 
 /// A named split of a board's tiles into patterns.
@@ -128,26 +127,7 @@ impl Partition {
 
 /// Whether the cells that `tiles` leave free when they are home form one connected region.
 fn free_cells_are_one_region(shape: Shape, tiles: &[u8]) -> bool {
-    let n = shape.cells();
-    let occupied: u32 = tiles.iter().fold(0, |m, &t| m | 1 << t);
-    let all: u32 = if n == 32 { u32::MAX } else { (1 << n) - 1 };
-    let free = all & !occupied;
-    let mut region = 1u32 << free.trailing_zeros();
-    loop {
-        let mut grown = region;
-        for cell in 0..n {
-            if region & 1 << cell != 0 {
-                for mv in Move::ALL {
-                    if let Some(to) = step(shape, cell, mv) {
-                        grown |= 1 << to;
-                    }
-                }
-            }
-        }
-        grown &= free;
-        if grown == region {
-            return region == free;
-        }
-        region = grown;
-    }
+    let geometry = Geometry::new(shape);
+    let free = geometry.all & !tiles.iter().fold(0u32, |m, &t| m | 1 << t);
+    geometry.flood(free & free.wrapping_neg(), free) == free
 }
