@@ -532,6 +532,81 @@ impl PdbHeuristic {
     }
 }
 
+impl PdbHeuristic {
+    /// The first half of a move for [`super::PdbMax`]: the board, the two changed ranks (regular
+    /// and reflected) and the Manhattan sums after it, with the two entries asked of memory
+    /// ahead of being read ([`PdbHeuristic::settle`] reads them), so that the misses of every
+    /// partition under the max overlap instead of following one another.
+    #[inline(always)]
+    pub(super) fn advance(&self, next: &mut PdbState, label: u8, from: usize, to: usize) {
+        let (l, from, to) = (label as usize & 31, from & 31, to & 31);
+        next.board[to] = label;
+        next.board[from] = 0;
+        let md_change = (self.manhattan[l][to] as u32).wrapping_sub(self.manhattan[l][from] as u32);
+        let p = self.pattern_of[l] as usize & 7;
+        if let Some(lookup) = self.lookups.get(p) {
+            let j = self.index_of[l] as usize & 7;
+            let change = rank_change(
+                lookup.multiplier[j],
+                &self.passed[p][j],
+                self.width,
+                from,
+                to,
+                |c| next.board[c & 31],
+            );
+            next.rank[p] = next.rank[p].wrapping_add(change);
+            next.manhattan = next.manhattan.wrapping_add(md_change);
+            super::memory::prefetch(&lookup.packed, next.rank[p] as usize >> 1);
+        }
+        if let Some(r) = &self.reflect {
+            let rl = r[l] as usize & 31;
+            let rp = self.pattern_of[rl] as usize & 7;
+            if let Some(lookup) = self.lookups.get(rp) {
+                let j = self.index_of[rl] as usize & 7;
+                let change = rank_change(
+                    lookup.multiplier[j],
+                    &self.reflected_passed[rp][j],
+                    self.width,
+                    r[from] as usize,
+                    r[to] as usize,
+                    |c| next.board[r[c & 31] as usize & 31],
+                );
+                next.reflected_rank[rp] = next.reflected_rank[rp].wrapping_add(change);
+                next.reflected_manhattan = next.reflected_manhattan.wrapping_add(md_change);
+                super::memory::prefetch(&lookup.packed, next.reflected_rank[rp] as usize >> 1);
+            }
+        }
+    }
+
+    /// The second half of a move ([`PdbHeuristic::advance`]): reads the changed entries and
+    /// returns the value, skipping the reflected entry once the regular one exceeds `limit`.
+    #[inline(always)]
+    pub(super) fn settle(&self, next: &mut PdbState, label: u8, limit: u32) -> u32 {
+        let l = label as usize & 31;
+        let p = self.pattern_of[l] as usize & 7;
+        if let Some(lookup) = self.lookups.get(p) {
+            let e = lookup.excess(next.rank[p]);
+            next.excess_sum = next.excess_sum + e - next.excess[p] as u32;
+            next.excess[p] = e as u8;
+        }
+        let value = next.value();
+        let Some(r) = &self.reflect else {
+            return value;
+        };
+        if value > limit {
+            return value;
+        }
+        let rp = self.pattern_of[r[l] as usize & 31] as usize & 7;
+        if let Some(lookup) = self.lookups.get(rp) {
+            let e = lookup.excess(next.reflected_rank[rp]);
+            next.reflected_excess_sum =
+                next.reflected_excess_sum + e - next.reflected_excess[rp] as u32;
+            next.reflected_excess[rp] = e as u8;
+        }
+        value.max(next.reflected_value())
+    }
+}
+
 /// This partition's regular and reflected lookups only: the search's hot loop for one partition
 /// (neither the dual lookups nor the partitions added with [`PdbHeuristic::with_also`] cost it
 /// a branch; [`PdbAll`] and [`super::PdbMax`] serve those).

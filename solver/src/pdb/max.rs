@@ -58,20 +58,21 @@ impl<const N: usize> Heuristic for PdbMax<N> {
     #[inline(always)]
     fn after_move_within(
         &self,
-        h: u32,
+        _: u32,
         state: &[PdbState; N],
         label: u8,
         from: usize,
         to: usize,
-        vertical: bool,
+        _: bool,
         limit: u32,
     ) -> (u32, [PdbState; N]) {
         let mut next = *state;
+        for (part, after) in self.parts.iter().zip(&mut next) {
+            part.advance(after, label, from, to);
+        }
         let mut value = 0;
-        for ((part, before), after) in self.parts.iter().zip(state).zip(&mut next) {
-            let (v, s) = part.after_move_own::<false>(h, before, label, from, to, vertical, limit);
-            *after = s;
-            value = value.max(v);
+        for (part, after) in self.parts.iter().zip(&mut next) {
+            value = value.max(part.settle(after, label, limit));
             if value > limit {
                 // Pruned: the other parts' states are never read.
                 break;

@@ -37,3 +37,17 @@ fn advise_huge_pages(start: *mut u8, len: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_start: *mut u8, _len: usize) {}
+
+/// Asks for the cache line holding `table[index]` without waiting for it (a no-op past the end
+/// or off x86-64).
+#[inline(always)]
+pub(super) fn prefetch(table: &[u8], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(byte) = table.get(index) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch only hints the cache; the address is inside the table.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(byte).cast()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (table, index);
+}
