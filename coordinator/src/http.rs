@@ -38,11 +38,12 @@ use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_from_wire, heuristic_
 use npuzzle_solver::{Board, GoalSpec, HeuristicKind, Shape};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
-use tonic::{Code, Status};
+use tonic::Status;
 
 use crate::auth::RequireToken;
 use crate::metrics::RequestMetric;
-use crate::service::Shared;
+use crate::solve::SolveError;
+use crate::state::Shared;
 
 /// The largest request body accepted: a 5x5 board with a custom goal is a few hundred bytes.
 const MAX_BODY: usize = 16 * 1024;
@@ -283,40 +284,49 @@ impl ApiError {
             retry_after: None,
         }
     }
+
+    /// 401: the client token is missing or wrong, as [`RequireToken`]'s refusal says.
+    fn unauthenticated(refusal: Status) -> ApiError {
+        ApiError {
+            code: StatusCode::UNAUTHORIZED,
+            body: Box::new(Answer::failed(
+                "unauthenticated",
+                refusal.message().to_string(),
+            )),
+            retry_after: None,
+        }
+    }
 }
 
-impl From<Status> for ApiError {
-    /// The HTTP form of a gRPC status: the same message, under the status code that means it.
-    fn from(status: Status) -> ApiError {
-        let message = status.message().to_string();
+impl From<SolveError> for ApiError {
+    /// The HTTP form of a request's refusal: its message, under the status code that means it
+    /// (past the search limits, with `Retry-After`).
+    fn from(error: SolveError) -> ApiError {
+        let message = error.to_string();
         let failed = |code, reason| ApiError {
             code,
             body: Box::new(Answer::failed(reason, message.clone())),
             retry_after: None,
         };
-        match status.code() {
-            Code::InvalidArgument | Code::OutOfRange => ApiError::invalid(message),
-            Code::FailedPrecondition => ApiError {
+        match error {
+            SolveError::Invalid(_) => ApiError::invalid(message),
+            SolveError::NoTables(_) => ApiError {
                 code: StatusCode::UNPROCESSABLE_ENTITY,
                 ..ApiError::invalid(message)
             },
-            Code::Unauthenticated => failed(StatusCode::UNAUTHORIZED, "unauthenticated"),
-            Code::PermissionDenied => failed(StatusCode::FORBIDDEN, "unauthenticated"),
-            Code::ResourceExhausted => {
-                let millis = status
-                    .metadata()
-                    .get("retry-after-ms")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(1000);
-                ApiError {
-                    retry_after: Some(millis.div_ceil(1000).max(1)),
-                    ..failed(StatusCode::TOO_MANY_REQUESTS, "busy")
-                }
+            SolveError::Busy { retry_after, .. } => ApiError {
+                // Whole seconds, rounded up: a client never retries too soon.
+                retry_after: Some((retry_after.as_millis().max(1) as u64).div_ceil(1000)),
+                ..failed(StatusCode::TOO_MANY_REQUESTS, "busy")
+            },
+            SolveError::Draining
+            | SolveError::NoWorker { .. }
+            | SolveError::TablesGone { .. }
+            | SolveError::ShuttingDown
+            | SolveError::Stopped { .. } => failed(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            SolveError::Failed(_) | SolveError::Lost => {
+                failed(StatusCode::INTERNAL_SERVER_ERROR, "internal")
             }
-            Code::Unavailable => failed(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            Code::DeadlineExceeded => failed(StatusCode::GATEWAY_TIMEOUT, "deadline"),
-            _ => failed(StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
 }
@@ -351,7 +361,9 @@ impl Api {
     /// The client token's check on a request's headers.
     fn authorize(&self, headers: &HeaderMap, peer: SocketAddr) -> Result<(), ApiError> {
         let authorization = headers.get(AUTHORIZATION).map(HeaderValue::as_bytes);
-        Ok(self.auth.authorize(authorization, Some(peer))?)
+        self.auth
+            .authorize(authorization, Some(peer))
+            .map_err(ApiError::unauthenticated)
     }
 }
 
@@ -494,7 +506,7 @@ impl Answer {
         }
     }
 
-    fn from_response(r: v1::SolveResponse) -> Answer {
+    fn from_response(r: &v1::SolveResponse) -> Answer {
         let heuristic = heuristic_from_wire(r.heuristic_used)
             .ok()
             .flatten()
@@ -563,9 +575,18 @@ async fn solve(
         metric.failed(&Status::invalid_argument(""));
         ApiError::invalid(e)
     })?;
-    let answer = api.shared.solve(&request, None, Some(peer.ip())).await;
-    metric.finish(&answer);
-    Ok(json(&Answer::from_response(answer?)))
+    // The metrics label a request by the gRPC code of its outcome, whichever way it came.
+    match api.shared.solve(&request, None, Some(peer.ip())).await {
+        Ok(response) => {
+            let answer = Answer::from_response(&response);
+            metric.finish(&Ok(response));
+            Ok(json(&answer))
+        }
+        Err(error) => {
+            metric.failed(&Status::from(error.clone()));
+            Err(error.into())
+        }
+    }
 }
 
 /// What `GET /api/v1/stats` answers: the fields of `Stats`.
@@ -617,8 +638,8 @@ pub struct Snapshot {
     at_ms: u64,
     stats: Stats,
     workers: Vec<crate::cluster::WorkerView>,
-    searches: Vec<crate::service::SearchView>,
-    finished: Vec<crate::service::FinishedView>,
+    searches: Vec<crate::console::SearchView>,
+    finished: Vec<crate::console::FinishedView>,
     /// Requests answered since the start.
     requests: u64,
     /// One sample a second, oldest first.
@@ -685,4 +706,45 @@ async fn searches(
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
     Ok(json(&api.shared.searches()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_solve_error_keeps_its_message_under_its_http_status_code() {
+        let invalid = (StatusCode::BAD_REQUEST, "invalid", None);
+        let unavailable = (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "failed",
+            Some("unavailable"),
+        );
+        let internal = (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "failed",
+            Some("internal"),
+        );
+        let expected = vec![
+            unavailable,
+            invalid,
+            (StatusCode::TOO_MANY_REQUESTS, "failed", Some("busy")),
+            (StatusCode::UNPROCESSABLE_ENTITY, "invalid", None),
+            unavailable,
+            unavailable,
+            unavailable,
+            unavailable,
+            internal,
+            internal,
+        ];
+        for (error, (code, status, reason)) in SolveError::each_paired_with(expected) {
+            let message = error.to_string();
+            let refused = ApiError::from(error);
+            assert_eq!(refused.code, code, "{message}");
+            assert_eq!((refused.body.status, refused.body.reason), (status, reason));
+            assert_eq!(refused.body.error.as_deref(), Some(message.as_str()));
+            let retry_after = (code == StatusCode::TOO_MANY_REQUESTS).then_some(1);
+            assert_eq!(refused.retry_after, retry_after, "{message}");
+        }
+    }
 }

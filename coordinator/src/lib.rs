@@ -21,7 +21,16 @@
 //! - [`cache`]: board key → optimal path, bounded, every suffix stored.
 //! - [`store`]: the cache's durable copy in [`Config::cache_dir`] (a redb file), read back and
 //!   replayed at start-up, written by a background thread.
-//! - [`service`]: the two gRPC services, thin adapters over the above.
+//! - `state`: the [`service::Shared`] state the services and the HTTP API hold.
+//! - `solve`: the solve pipeline of `Solve`, `SolveStream` and the HTTP API (validate, cache,
+//!   admit, choose a heuristic, follow a flight), and its errors, `SolveError`. No tonic.
+//! - `flight`: the flight driver, one task per search running now: solved here, sent whole to a
+//!   worker, or probed and cut into units; its progress and end published to its waiters.
+//! - `console`: the views of searches running and ended, the request rate, and `Stats`.
+//! - `handshake`: what a worker's hello gets it, a pure function (admitted or refused).
+//! - `wire`: worker results into the scheduler's terms; `SolveStream`'s events.
+//! - [`service`]: the two gRPC services, thin adapters over the above, and the gRPC form of
+//!   their errors.
 //! - [`health`]: `grpc.health.v1` statuses: SERVING only while a worker is connected and the
 //!   coordinator is not draining.
 //! - [`metrics`]: the `npuzzle_coordinator_*` Prometheus metrics the adapters record.
@@ -51,7 +60,10 @@
 pub mod auth;
 pub mod cache;
 pub mod cluster;
+mod console;
+mod flight;
 pub mod flights;
+mod handshake;
 pub mod health;
 pub mod http;
 pub mod incoming;
@@ -60,7 +72,10 @@ pub mod quarantine;
 pub mod scheduler;
 pub mod service;
 pub mod sim;
+mod solve;
+mod state;
 pub mod store;
+mod wire;
 
 use std::path::PathBuf;
 use std::sync::Arc;

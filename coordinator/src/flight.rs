@@ -1,0 +1,342 @@
+//! The flight driver: one task per search running now, shared by every identical request (the
+//! table of who waits on which is [`crate::flights`]).
+//!
+//! A flight solves boards of at most 9 cells on the coordinator (exact tables), submits anything
+//! larger to the scheduler as a whole job (it goes to one worker thread, and is cut only when
+//! other threads would idle), and, only while no connected worker can search it, runs a serial
+//! probe with a node budget and cuts what survives into units that wait for a worker. It
+//! publishes its progress and its end in a watch channel its waiters read (the solve pipeline,
+//! `solve.rs`), caches what it solves, and is cancelled when its last waiter leaves.
+//!
+//! The heuristic is settled before a flight starts (see `solve.rs`). The coordinator's own
+//! searches (probe, frontier, splits, estimates) never use pattern databases; for a PDB job
+//! they use linear conflict or exact.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use dashmap::DashMap;
+use npuzzle_solver::{
+    Board, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver, UnsupportedHeuristic,
+};
+use tokio::sync::{mpsc, watch};
+
+use crate::cluster::JobEvent;
+use crate::flights::{FlightKey, Left};
+use crate::scheduler::{JobId, JobOutcome, JobSpec, JobStats};
+use crate::state::Shared;
+
+/// Solvers (with their tables) kept at most; each custom goal needs its own.
+const MAX_SOLVERS: usize = 64;
+
+/// Bounds a flight keeps for the console: far more than any search goes through.
+const MAX_BOUNDS: usize = 128;
+
+/// One solver (and its tables) per goal and heuristic, at most [`MAX_SOLVERS`].
+#[derive(Default)]
+pub(crate) struct Solvers(DashMap<(Goal, HeuristicKind), Arc<Solver>>);
+
+impl Solvers {
+    /// The solver for `goal` with `kind`, made the first time it is asked for.
+    fn get(&self, goal: Goal, kind: HeuristicKind) -> Result<Arc<Solver>, UnsupportedHeuristic> {
+        if let Some(s) = self.0.get(&(goal, kind)) {
+            return Ok(s.clone());
+        }
+        let solver = Arc::new(Solver::new(goal, kind)?);
+        // Custom goals are unbounded in number: keep the tables' memory bounded too.
+        if self.0.len() >= MAX_SOLVERS {
+            self.0.clear();
+        }
+        self.0.insert((goal, kind), solver.clone());
+        Ok(solver)
+    }
+}
+
+/// How a flight ended.
+#[derive(Clone, Debug)]
+pub(crate) enum FlightEnd {
+    Solved {
+        path: Vec<Move>,
+        nodes: u64,
+        /// Set when workers took part.
+        stats: Option<JobStats>,
+        /// The heuristic of the search that found `path`.
+        heuristic: HeuristicKind,
+    },
+    Cancelled {
+        lower_bound: u32,
+    },
+    /// The coordinator is stopping: the job was dropped unfinished.
+    ShuttingDown {
+        lower_bound: u32,
+    },
+    Failed(String),
+}
+
+/// What waiters see of a running search.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FlightState {
+    pub bound: u32,
+    /// Every bound searched so far, in order (the last is `bound`); at most [`MAX_BOUNDS`].
+    pub bounds: Vec<u32>,
+    pub nodes: u64,
+    pub units_done: usize,
+    pub units_total: usize,
+    pub bound_finished: bool,
+    pub end: Option<FlightEnd>,
+}
+
+/// A search running now, with what its waiters and the console read of it.
+pub(crate) struct Flight {
+    pub job: JobId,
+    /// The puzzle, and when its search started: for the console.
+    pub board: Board,
+    pub goal: Goal,
+    pub started: Instant,
+    /// What the job's units are searched with, on boards of `shape`: which workers can serve it.
+    pub heuristic: HeuristicKind,
+    pub shape: Shape,
+    pub state: watch::Sender<FlightState>,
+    /// Raised when the last waiter leaves: stops the probe and any later submission.
+    cancelled: Arc<AtomicBool>,
+}
+
+/// A place among a flight's waiters. Leaving is one step with the flight's removal from the
+/// table (see [`crate::flights`]): the last one out cancels a flight no one else can join.
+pub(crate) struct WaiterGuard {
+    shared: Arc<Shared>,
+    key: FlightKey,
+    pub flight: Arc<Flight>,
+}
+
+impl Drop for WaiterGuard {
+    fn drop(&mut self) {
+        if self.shared.flights.leave(self.key, self.flight.job) == Left::Last {
+            self.flight.cancelled.store(true, Ordering::Release);
+            self.shared.cluster.cancel(self.flight.job);
+        }
+    }
+}
+
+impl Shared {
+    /// Joins the search for `key` (the puzzle `board` to `goal`, and the heuristic), starting it
+    /// if none is running.
+    pub(crate) fn join(self: &Arc<Self>, key: FlightKey, board: Board, goal: Goal) -> WaiterGuard {
+        let heuristic = key.1;
+        let joined = self.flights.join(key, || {
+            let (state, _) = watch::channel(FlightState::default());
+            let job = JobId(self.cluster.next_id());
+            let flight = Flight {
+                job,
+                board,
+                goal,
+                started: Instant::now(),
+                heuristic,
+                shape: board.shape(),
+                state,
+                cancelled: Arc::new(AtomicBool::new(false)),
+            };
+            (job, flight)
+        });
+        if joined.started {
+            let shared = Arc::clone(self);
+            let f = Arc::clone(&joined.flight);
+            tokio::spawn(async move { shared.drive(f, board, goal, heuristic, key).await });
+        }
+        WaiterGuard {
+            shared: Arc::clone(self),
+            key,
+            flight: joined.flight,
+        }
+    }
+
+    /// Runs one flight to its end and publishes the end to its waiters.
+    async fn drive(
+        self: Arc<Self>,
+        flight: Arc<Flight>,
+        board: Board,
+        goal: Goal,
+        heuristic: HeuristicKind,
+        key: FlightKey,
+    ) {
+        let span = tracing::info_span!("job", job = flight.job.0, board = %board);
+        let end =
+            tracing::Instrument::instrument(self.search(&flight, board, goal, heuristic), span)
+                .await;
+        if let FlightEnd::Solved { path, .. } = &end {
+            if self.cache.insert(&board, &goal, path)
+                && let Some(store) = &self.store
+                && !store.save(crate::store::Answer {
+                    board,
+                    goal,
+                    path: path.clone(),
+                })
+            {
+                metrics::counter!(crate::metrics::STORE_DROPPED).increment(1);
+            }
+            metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
+        }
+        self.flights.end(key, flight.job);
+        self.remember(&flight, 0, &end);
+        flight.state.send_modify(|s| s.end = Some(end));
+    }
+
+    async fn search(
+        &self,
+        flight: &Flight,
+        board: Board,
+        goal: Goal,
+        heuristic: HeuristicKind,
+    ) -> FlightEnd {
+        // The coordinator holds no pattern databases: its own searches use the best it has.
+        let own = match heuristic {
+            HeuristicKind::Pdb => HeuristicKind::best_for(board.shape()),
+            kind => kind,
+        };
+        let solver = match self.solvers.get(goal, own) {
+            Ok(s) => s,
+            Err(e) => return FlightEnd::Failed(e.to_string()),
+        };
+        // Boards the exact tables cover are solved here at once. Everything else goes whole to a
+        // worker slot (the scheduler cuts it only when slots would idle): the coordinator
+        // searches nothing while a worker can. With no worker that could search it, a serial
+        // probe with a node budget answers easy boards here, and the rest is cut into units
+        // that wait for a worker.
+        let exact = HeuristicKind::Exact.supports(board.shape());
+        if !exact
+            && self
+                .cluster
+                .membership()
+                .can_serve(heuristic, board.shape())
+        {
+            let spec = JobSpec::whole(flight.job, goal, heuristic, solver, board);
+            tracing::debug!(%heuristic, "submitted whole");
+            return self.distribute(flight, spec, heuristic, 0).await;
+        }
+        let budget = (!exact).then_some(self.config.probe_nodes);
+        let cancel = Arc::clone(&flight.cancelled);
+        let probe_solver = Arc::clone(&solver);
+        let probe = tokio::task::spawn_blocking(move || {
+            let limits = Limits {
+                cancel: Some(&cancel),
+                node_budget: budget,
+                ..Limits::default()
+            };
+            probe_solver.solve(&board, &limits)
+        })
+        .await;
+        if let Ok(Ok(report)) = &probe {
+            crate::metrics::nodes("coordinator", report.stats.expanded);
+        }
+        let probe_nodes = match probe {
+            Ok(Ok(report)) => match report.outcome {
+                SearchOutcome::Solved(path) => {
+                    return FlightEnd::Solved {
+                        path,
+                        nodes: report.stats.expanded,
+                        stats: None,
+                        heuristic: own,
+                    };
+                }
+                SearchOutcome::Cancelled => return FlightEnd::Cancelled { lower_bound: 0 },
+                SearchOutcome::BudgetExceeded => report.stats.expanded,
+                other => return FlightEnd::Failed(format!("probe ended with {other:?}")),
+            },
+            Ok(Err(e)) => return FlightEnd::Failed(e.to_string()),
+            Err(e) => return FlightEnd::Failed(format!("probe task failed: {e}")),
+        };
+        // Distribute: many more units than slots, so that the pull model balances the load.
+        let slots = self.cluster.stats().await.slots.max(1);
+        let min_units = slots * self.config.units_per_slot;
+        let frontier_solver = Arc::clone(&solver);
+        let frontier =
+            match tokio::task::spawn_blocking(move || frontier_solver.frontier(&board, min_units))
+                .await
+            {
+                Ok(Ok(f)) => f,
+                Ok(Err(e)) => return FlightEnd::Failed(e.to_string()),
+                Err(e) => return FlightEnd::Failed(format!("frontier task failed: {e}")),
+            };
+        if let Some(path) = frontier.solved {
+            return FlightEnd::Solved {
+                path,
+                nodes: probe_nodes,
+                stats: None,
+                heuristic: own,
+            };
+        }
+        let units = frontier.units.len() as u32;
+        tracing::info!(units, depth = frontier.depth, %heuristic, "distributing");
+        let spec = JobSpec {
+            id: flight.job,
+            goal,
+            heuristic,
+            solver,
+            root: board,
+            units: frontier.units,
+            whole: false,
+        };
+        self.distribute(flight, spec, heuristic, probe_nodes).await
+    }
+
+    /// Submits a job to the scheduler and follows it to its end, publishing its progress.
+    async fn distribute(
+        &self,
+        flight: &Flight,
+        spec: JobSpec,
+        heuristic: HeuristicKind,
+        probe_nodes: u64,
+    ) -> FlightEnd {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        self.cluster.submit(spec, tx);
+        // A waiter may have left while the probe ran: cancel what was just submitted.
+        if flight.cancelled.load(Ordering::Acquire) {
+            self.cluster.cancel(flight.job);
+        }
+        while let Some(event) = rx.recv().await {
+            match event {
+                JobEvent::Progress {
+                    bound,
+                    nodes,
+                    units_done,
+                    units_total,
+                    finished,
+                } => flight.state.send_modify(|s| {
+                    if s.bounds.last() != Some(&bound) && s.bounds.len() < MAX_BOUNDS {
+                        s.bounds.push(bound);
+                    }
+                    s.bound = bound;
+                    s.nodes = nodes + probe_nodes;
+                    s.units_done = units_done;
+                    s.units_total = units_total;
+                    s.bound_finished = finished;
+                }),
+                JobEvent::Finished { outcome, stats } => {
+                    tracing::info!(
+                        nodes = stats.nodes,
+                        units = stats.units,
+                        splits = stats.splits,
+                        requeued = stats.requeued,
+                        "job finished"
+                    );
+                    return match outcome {
+                        JobOutcome::Solved { path } => FlightEnd::Solved {
+                            path,
+                            nodes: stats.nodes + probe_nodes,
+                            stats: Some(stats),
+                            heuristic,
+                        },
+                        JobOutcome::Cancelled { lower_bound } => {
+                            FlightEnd::Cancelled { lower_bound }
+                        }
+                    };
+                }
+            }
+        }
+        // The cluster task ended: the coordinator is shutting down.
+        FlightEnd::ShuttingDown {
+            lower_bound: flight.state.borrow().bound,
+        }
+    }
+}

@@ -1,0 +1,520 @@
+//! The solve pipeline: one path for `Solve`, `SolveStream` and `POST /api/v1/solve`, with no
+//! tonic in it. What it refuses is a [`SolveError`]; the edges map that to a gRPC status
+//! (`service.rs`) and to an HTTP status code and body (`http.rs`).
+//!
+//! A request is, in order: refused while the coordinator drains; validated (its deadline
+//! settled); answered at once if it can be (unsolvable, cached); admitted under the search
+//! limits; given its heuristic from what the connected workers hold (see
+//! [`crate::scheduler::choose_heuristic`]: pattern databases only where some worker has tables
+//! for the board's shape); and followed to its answer through a flight (`flight.rs`), an
+//! identical search already running or a new one. [`Shared::begin`] takes the steps up to the
+//! search, [`Shared::follow`] the rest, and [`Shared::solve`] both: `SolveStream` calls the two
+//! halves itself, so that it can answer at once and then report the search as it goes.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use npuzzle_proto::{
+    WireError, board_from_wire, goal_from_wire, heuristic_from_wire, heuristic_to_wire,
+    moves_to_wire, v1,
+};
+use npuzzle_solver::{Board, BoardKey, Goal, HeuristicKind, Shape, ShapeMismatch, Solver};
+
+use crate::flight::{Flight, FlightEnd, FlightState, WaiterGuard};
+use crate::flights::{Admission, Refusal};
+use crate::scheduler::{HeuristicUnavailable, choose_heuristic};
+use crate::state::Shared;
+
+/// How long a request refused for the search limits is told to wait before it retries.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// Why a request got no answer, in the words its client reads (each edge keeps the message and
+/// picks the code that means it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SolveError {
+    /// The coordinator is draining: searches already running go on, new requests go elsewhere.
+    #[error(
+        "the coordinator is shutting down and takes no new requests; retry on another coordinator"
+    )]
+    Draining,
+    /// The request does not describe a puzzle that can be searched as asked.
+    #[error(transparent)]
+    Invalid(#[from] InvalidRequest),
+    /// The search limits are reached, in all or for this client: retry after `retry_after`.
+    #[error("{refusal}")]
+    Busy {
+        refusal: Refusal,
+        retry_after: Duration,
+    },
+    /// Pattern databases were asked for, and no connected worker has them for the board's shape.
+    #[error(transparent)]
+    NoTables(#[from] HeuristicUnavailable),
+    /// The search needs a worker, and none was connected for `waited`.
+    #[error(
+        "no worker is connected to the coordinator (waited {:.1} s); start npuzzle-worker --coordinator URL",
+        .waited.as_secs_f64()
+    )]
+    NoWorker { waited: Duration },
+    /// The search's pattern databases for `shape` left with the workers that held them.
+    #[error(
+        "no connected worker has pattern databases for {shape} boards any more (waited {:.1} s); restart a worker that has them",
+        .waited.as_secs_f64()
+    )]
+    TablesGone { shape: Shape, waited: Duration },
+    /// The cluster stopped while the request waited for a worker to join.
+    #[error("the coordinator is shutting down")]
+    ShuttingDown,
+    /// The coordinator stopped the search unfinished; it had proved `lower_bound`.
+    #[error(
+        "the coordinator is shutting down; the search stopped before an optimal answer was proven (lower bound {lower_bound}); retry"
+    )]
+    Stopped { lower_bound: u32 },
+    /// The search itself failed (its solver, probe or frontier), as the message says.
+    #[error("{0}")]
+    Failed(String),
+    /// The flight went away without an end.
+    #[error("the search stopped without an answer")]
+    Lost,
+}
+
+/// What is wrong with a request.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum InvalidRequest {
+    /// The board, goal or heuristic does not decode.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    #[error("pattern databases serve goals with the blank on the first or last cell only")]
+    PdbGoal,
+    #[error("heuristic {kind} does not support {shape} boards")]
+    Unsupported { kind: HeuristicKind, shape: Shape },
+    /// The goal is for another board shape.
+    #[error(transparent)]
+    ShapeMismatch(#[from] ShapeMismatch),
+}
+
+/// What a request ends with: a response (solved, unsolvable, cancelled, deadline passed), or
+/// why there is none.
+pub(crate) type Answer = Result<v1::SolveResponse, SolveError>;
+
+/// A validated request.
+struct Puzzle {
+    board: Board,
+    goal: Goal,
+    /// `None` for `HEURISTIC_AUTO`; settled by [`Shared::choose`].
+    requested: Option<HeuristicKind>,
+    key: BoardKey,
+    deadline: Option<Instant>,
+    skip_cache: bool,
+}
+
+/// Where [`Shared::begin`] left a request.
+pub(crate) enum Begun {
+    /// Answered without a search (unsolvable, or cached).
+    Answered(v1::SolveResponse),
+    /// Admitted to a search: follow it with [`Shared::follow`].
+    Searching(Search),
+}
+
+/// A request admitted to a search. It holds the request's place under the search limits until
+/// it is dropped.
+pub(crate) struct Search {
+    puzzle: Puzzle,
+    /// The heuristic settled for it.
+    heuristic: HeuristicKind,
+    /// When the request came.
+    started: Instant,
+    _admission: Admission,
+}
+
+/// How waiting on a flight ended.
+enum Waited {
+    Answer(Answer),
+    /// The request asked for `HEURISTIC_AUTO`, the flight's pattern databases are served by no
+    /// connected worker any more (one that claimed them refused its units), but connected
+    /// workers serve this heuristic: search with it instead.
+    Fallback(HeuristicKind),
+}
+
+fn response(outcome: v1::Outcome) -> v1::SolveResponse {
+    v1::SolveResponse {
+        outcome: outcome as i32,
+        ..Default::default()
+    }
+}
+
+fn millis_since(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1e3
+}
+
+impl Shared {
+    /// One request, whichever way it came (gRPC `Solve`, or the HTTP API): validated, answered
+    /// at once if it can be, else admitted (for `client`) and followed to its answer.
+    /// `transport` is the deadline the transport set, if any.
+    pub(crate) async fn solve(
+        self: &Arc<Self>,
+        request: &v1::SolveRequest,
+        transport: Option<Duration>,
+        client: Option<IpAddr>,
+    ) -> Answer {
+        let started = Instant::now();
+        let answer = match self.begin(request, transport, client, started).await {
+            Ok(Begun::Answered(response)) => Ok(response),
+            Ok(Begun::Searching(search)) => self.follow(&search, |_| {}, |_| {}).await,
+            Err(e) => Err(e),
+        };
+        self.activity.record(started.elapsed());
+        answer
+    }
+
+    /// The pipeline up to the search, for a request that came at `started`: refused while
+    /// draining, validated, answered at once if it can be, else admitted (for `client`) and
+    /// given its heuristic.
+    pub(crate) async fn begin(
+        &self,
+        request: &v1::SolveRequest,
+        transport: Option<Duration>,
+        client: Option<IpAddr>,
+        started: Instant,
+    ) -> Result<Begun, SolveError> {
+        self.refuse_while_draining()?;
+        let puzzle = self.validate(request, transport)?;
+        if let Some(mut r) = self.immediate(&puzzle) {
+            r.millis = millis_since(started);
+            return Ok(Begun::Answered(r));
+        }
+        let admission = self.admit(client)?;
+        let heuristic = self.choose(&puzzle, started).await?;
+        Ok(Begun::Searching(Search {
+            puzzle,
+            heuristic,
+            started,
+            _admission: admission,
+        }))
+    }
+
+    /// `Draining` once the coordinator is shutting down: during the drain, searches already
+    /// running go on (until the drain ends and they are stopped), new requests go elsewhere.
+    fn refuse_while_draining(&self) -> Result<(), SolveError> {
+        if self.draining.is_cancelled() {
+            return Err(SolveError::Draining);
+        }
+        Ok(())
+    }
+
+    /// Checks a request and settles its deadline: the sooner of `timeout_ms` and `transport`
+    /// (the gRPC deadline; `None` over HTTP).
+    fn validate(
+        &self,
+        r: &v1::SolveRequest,
+        transport: Option<Duration>,
+    ) -> Result<Puzzle, InvalidRequest> {
+        let board = board_from_wire(r.board.as_ref())?;
+        let goal = goal_from_wire(r.goal.as_ref(), board.shape())?;
+        let requested = heuristic_from_wire(r.heuristic)?;
+        match requested {
+            // Whether some worker has the tables is settled later, by `choose`.
+            Some(HeuristicKind::Pdb) if !Solver::pdb_serves_goal(&goal) => {
+                return Err(InvalidRequest::PdbGoal);
+            }
+            Some(HeuristicKind::Pdb) | None => {}
+            Some(kind) if !kind.supports(board.shape()) => {
+                return Err(InvalidRequest::Unsupported {
+                    kind,
+                    shape: board.shape(),
+                });
+            }
+            Some(_) => {}
+        }
+        let key = BoardKey::new(&board, &goal)?;
+        let limits = [
+            transport,
+            (r.timeout_ms > 0).then(|| Duration::from_millis(r.timeout_ms)),
+        ];
+        let deadline = limits
+            .into_iter()
+            .flatten()
+            .min()
+            // A deadline past what the clock can hold is no deadline.
+            .and_then(|d| Instant::now().checked_add(d));
+        Ok(Puzzle {
+            board,
+            goal,
+            requested,
+            key,
+            deadline,
+            skip_cache: r.skip_cache,
+        })
+    }
+
+    /// Answers without a search when it can: unsolvable, or in the cache.
+    fn immediate(&self, p: &Puzzle) -> Option<v1::SolveResponse> {
+        if !p.goal.can_reach(&p.board).unwrap_or(false) {
+            return Some(response(v1::Outcome::Unsolvable));
+        }
+        if p.skip_cache {
+            return None;
+        }
+        let found = self.cache.get(&p.board, &p.goal);
+        let counter = if found.is_some() {
+            crate::metrics::CACHE_HITS
+        } else {
+            crate::metrics::CACHE_MISSES
+        };
+        metrics::counter!(counter).increment(1);
+        let path = found?;
+        Some(v1::SolveResponse {
+            length: path.len() as u32,
+            moves: moves_to_wire(&path),
+            cached: true,
+            ..response(v1::Outcome::Solved)
+        })
+    }
+
+    /// A place for one more request that needs a search, from `client`, or `Busy` when
+    /// [`crate::Config::max_searches`] are already waiting or running, or that client already
+    /// has [`crate::Config::max_searches_per_client`]. Answers that need no search (cache hits,
+    /// unsolvable and invalid boards) never take one, so they are still served under overload.
+    fn admit(&self, client: Option<IpAddr>) -> Result<Admission, SolveError> {
+        self.admissions
+            .admit(client)
+            .map_err(|refusal| SolveError::Busy {
+                refusal,
+                retry_after: RETRY_AFTER,
+            })
+    }
+
+    /// The heuristic for `p`, from what the workers connected now serve (see
+    /// [`choose_heuristic`]). `HEURISTIC_PDB` with no worker connected at all first waits for
+    /// one, as any request that needs workers does (until the deadline or `unavailable_after`);
+    /// with workers connected and none holding tables for the shape it is `NoTables`.
+    async fn choose(&self, p: &Puzzle, started: Instant) -> Result<HeuristicKind, SolveError> {
+        if p.requested == Some(HeuristicKind::Pdb) {
+            let mut membership = self.cluster.watch_membership();
+            let patience = started + self.config.unavailable_after;
+            let give_up = p.deadline.map_or(patience, |d| d.min(patience));
+            while membership.borrow_and_update().workers == 0 {
+                tokio::select! {
+                    changed = membership.changed() => {
+                        if changed.is_err() {
+                            return Err(SolveError::ShuttingDown);
+                        }
+                    }
+                    _ = tokio::time::sleep_until(give_up.into()) => {
+                        return Err(SolveError::NoWorker { waited: started.elapsed() });
+                    }
+                }
+            }
+        }
+        Ok(choose_heuristic(
+            p.requested,
+            &p.goal,
+            &self.cluster.membership().pdb_shapes,
+        )?)
+    }
+
+    /// Follows `search` to its answer: joins a flight with its heuristic (telling `joined`),
+    /// waits (telling `progress` of each change), and for an AUTO request whose tables went
+    /// away, joins one with the heuristic the workers still serve.
+    pub(crate) async fn follow(
+        self: &Arc<Self>,
+        search: &Search,
+        mut joined: impl FnMut(&Flight),
+        mut progress: impl FnMut(&FlightState),
+    ) -> Answer {
+        let p = &search.puzzle;
+        let mut heuristic = search.heuristic;
+        loop {
+            let guard = self.join((p.key, heuristic), p.board, p.goal);
+            joined(&guard.flight);
+            match self.wait(&guard, p, search.started, &mut progress).await {
+                Waited::Answer(answer) => return answer,
+                Waited::Fallback(kind) => {
+                    tracing::info!(
+                        job = guard.flight.job.0,
+                        from = %heuristic,
+                        to = %kind,
+                        "no connected worker serves the tables any more; searching on with another heuristic"
+                    );
+                    heuristic = kind;
+                }
+            }
+        }
+    }
+
+    /// Waits for a flight's end (or the deadline), reporting each state change to `progress`.
+    async fn wait(
+        &self,
+        guard: &WaiterGuard,
+        p: &Puzzle,
+        started: Instant,
+        mut progress: impl FnMut(&FlightState),
+    ) -> Waited {
+        let flight = &guard.flight;
+        let deadline = p.deadline;
+        let mut rx = flight.state.subscribe();
+        let check = Duration::from_millis(200);
+        let mut no_workers_since: Option<Instant> = None;
+        loop {
+            {
+                let state = rx.borrow_and_update();
+                if let Some(end) = &state.end {
+                    return Waited::Answer(finish(end, started));
+                }
+                progress(&state);
+            }
+            let now = Instant::now();
+            // No worker that could search this job's units (none at all, or none with pattern
+            // databases for a PDB job's shape): the units wait in the queue, for a while.
+            let membership = self.cluster.membership();
+            if !membership.can_serve(flight.heuristic, flight.shape) {
+                if p.requested.is_none()
+                    && membership.workers > 0
+                    && let Ok(kind) = choose_heuristic(None, &p.goal, &membership.pdb_shapes)
+                    && kind != flight.heuristic
+                {
+                    return Waited::Fallback(kind);
+                }
+                let since = *no_workers_since.get_or_insert(now);
+                let waited = now - since;
+                let deadline_passed = deadline.is_some_and(|d| now >= d);
+                if deadline_passed || waited >= self.config.unavailable_after {
+                    if membership.workers == 0 {
+                        let waited = started.elapsed();
+                        return Waited::Answer(Err(SolveError::NoWorker { waited }));
+                    }
+                    return Waited::Answer(Err(SolveError::TablesGone {
+                        shape: flight.shape,
+                        waited: now - started,
+                    }));
+                }
+            } else {
+                no_workers_since = None;
+            }
+            if let Some(d) = deadline
+                && now >= d
+            {
+                let state = rx.borrow();
+                return Waited::Answer(Ok(v1::SolveResponse {
+                    lower_bound: state.bound,
+                    nodes: state.nodes,
+                    millis: millis_since(started),
+                    error: "deadline exceeded before an optimal answer was proven".into(),
+                    ..response(v1::Outcome::DeadlineExceeded)
+                }));
+            }
+            let wake = deadline.map_or(now + check, |d| d.min(now + check));
+            tokio::select! {
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        return Waited::Answer(Err(SolveError::Lost));
+                    }
+                }
+                _ = tokio::time::sleep_until(wake.into()) => {}
+            }
+        }
+    }
+}
+
+/// The answer a flight's `end` gives a request that came at `started`.
+fn finish(end: &FlightEnd, started: Instant) -> Answer {
+    let millis = millis_since(started);
+    match end {
+        FlightEnd::Solved {
+            path,
+            nodes,
+            stats,
+            heuristic,
+        } => {
+            let mut r = v1::SolveResponse {
+                moves: moves_to_wire(path),
+                length: path.len() as u32,
+                nodes: *nodes,
+                millis,
+                heuristic_used: heuristic_to_wire(*heuristic) as i32,
+                ..response(v1::Outcome::Solved)
+            };
+            if let Some(s) = stats {
+                r.units = s.units as u32;
+                r.splits = s.splits as u32;
+                r.requeued = s.requeued as u32;
+                let mut per_worker: Vec<(u64, u64)> =
+                    s.worker_nodes.iter().map(|(&w, &n)| (w.0, n)).collect();
+                per_worker.sort_unstable();
+                r.worker_nodes = per_worker.into_iter().map(|(_, n)| n).collect();
+            }
+            Ok(r)
+        }
+        FlightEnd::Cancelled { lower_bound } => Ok(v1::SolveResponse {
+            lower_bound: *lower_bound,
+            millis,
+            ..response(v1::Outcome::Cancelled)
+        }),
+        FlightEnd::ShuttingDown { lower_bound } => Err(SolveError::Stopped {
+            lower_bound: *lower_bound,
+        }),
+        FlightEnd::Failed(e) => Err(SolveError::Failed(e.clone())),
+    }
+}
+
+#[cfg(test)]
+impl SolveError {
+    /// One error of each kind, in the order the enum declares them: what the edges' tests map.
+    pub(crate) fn one_of_each() -> Vec<SolveError> {
+        let shape = npuzzle_solver::Shape::new(4, 4).unwrap();
+        vec![
+            SolveError::Draining,
+            InvalidRequest::PdbGoal.into(),
+            SolveError::Busy {
+                refusal: Refusal::Coordinator { limit: 3 },
+                retry_after: RETRY_AFTER,
+            },
+            HeuristicUnavailable::NoPatternDatabases { shape }.into(),
+            SolveError::NoWorker {
+                waited: Duration::from_millis(1500),
+            },
+            SolveError::TablesGone {
+                shape,
+                waited: Duration::from_secs(2),
+            },
+            SolveError::ShuttingDown,
+            SolveError::Stopped { lower_bound: 41 },
+            SolveError::Failed("probe task failed".into()),
+            SolveError::Lost,
+        ]
+    }
+
+    /// Each of [`SolveError::one_of_each`] with what an edge expects of it, given in that order.
+    pub(crate) fn each_paired_with<T>(expected: Vec<T>) -> impl Iterator<Item = (SolveError, T)> {
+        let errors = SolveError::one_of_each();
+        assert_eq!(errors.len(), expected.len(), "one expectation per error");
+        errors.into_iter().zip(expected)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_say_what_to_do_in_the_words_clients_have_always_read() {
+        let messages: Vec<String> = SolveError::one_of_each()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            messages[4],
+            "no worker is connected to the coordinator (waited 1.5 s); start npuzzle-worker --coordinator URL"
+        );
+        assert_eq!(
+            messages[5],
+            "no connected worker has pattern databases for 4x4 boards any more (waited 2.0 s); restart a worker that has them"
+        );
+        assert!(
+            messages[7].contains("(lower bound 41); retry"),
+            "{}",
+            messages[7]
+        );
+        assert_eq!(messages[2], Refusal::Coordinator { limit: 3 }.to_string());
+    }
+}
