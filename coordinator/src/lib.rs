@@ -77,6 +77,7 @@ mod state;
 pub mod store;
 mod wire;
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -93,6 +94,10 @@ pub use auth::{Auth, AuthError, ServerTls};
 pub use http::HttpListener;
 pub use npuzzle_telemetry::MetricsListener;
 pub use scheduler::SchedulerConfig;
+
+/// The address `npuzzle-coordinator` and `npuzzle cluster` listen on unless told otherwise:
+/// loopback only, so that no other host can reach a coordinator nobody configured.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
 
 /// Coordinator settings.
 #[derive(Clone, Debug)]
@@ -145,6 +150,12 @@ pub struct Config {
     /// of the connection's opening, or of the previous response, or the connection is closed.
     pub header_read_timeout: Duration,
     pub scheduler: SchedulerConfig,
+    /// The audit share when [`run`]'s listener accepts workers from other hosts (its address is
+    /// not loopback, e.g. `0.0.0.0`) and `scheduler.audit_fraction` is 0: a worker on another
+    /// machine may be anyone's, so its reports are sampled ([`Config::scheduler_for`]). Default
+    /// [`SchedulerConfig::DEFAULT_AUDIT_FRACTION`]; 0 keeps audits off there too. On loopback,
+    /// or when `scheduler.audit_fraction` is above 0, `scheduler` is used as it is.
+    pub remote_audit_fraction: f64,
     /// Where to serve Prometheus metrics (`GET /metrics`); `None`: no endpoint. Bind it first
     /// ([`MetricsListener::bind`]) to learn its address (port 0 picks a free one).
     pub metrics: Option<MetricsListener>,
@@ -183,6 +194,7 @@ impl Default for Config {
             handshake_timeout: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),
             scheduler: SchedulerConfig::default(),
+            remote_audit_fraction: SchedulerConfig::DEFAULT_AUDIT_FRACTION,
             metrics: None,
             http: None,
             drain: Duration::ZERO,
@@ -203,6 +215,8 @@ pub enum Error {
     Config(#[from] AuthError),
     #[error("refusing to start: {0}")]
     Scheduler(#[from] scheduler::InvalidSchedulerConfig),
+    #[error("refusing to start: {0}")]
+    Setting(#[from] InvalidConfig),
     #[error("cannot use the TLS certificate and key: {0}")]
     Tls(tonic::transport::Error),
     #[error("cannot use the answer store: {0}")]
@@ -211,13 +225,100 @@ pub enum Error {
     StoreWriter(std::io::Error),
 }
 
+/// A [`Config`] setting the coordinator cannot work with: which, and why.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InvalidConfig {
+    #[error("{setting} is 0: {why}")]
+    Zero {
+        setting: &'static str,
+        why: &'static str,
+    },
+    #[error("the remote audit fraction is {0}: it is a share of reports, from 0 (none) to 1 (all)")]
+    RemoteAuditFraction(f64),
+}
+
 impl Config {
-    /// Refuses settings the coordinator must not run with: equal client and worker tokens, and
-    /// scheduler settings no scheduler can work with ([`SchedulerConfig::validate`]).
+    /// Refuses settings the coordinator must not run with, naming the first one found: equal
+    /// client and worker tokens, a limit or timeout of 0 that would refuse or drop everything
+    /// (units per slot, searches, workers, connections, slots per worker, the tick and every
+    /// connection timeout), scheduler settings no scheduler can work with
+    /// ([`SchedulerConfig::validate`]), and a remote audit share outside 0..=1. [`run`] checks
+    /// it first.
     pub fn validate(&self) -> Result<(), Error> {
         self.auth.validate()?;
+        let counts = [
+            (
+                "units per slot",
+                self.units_per_slot,
+                "a search the coordinator cuts needs at least one unit per slot",
+            ),
+            (
+                "max searches",
+                self.max_searches,
+                "no request that needs a search would ever be let in",
+            ),
+            (
+                "max workers",
+                self.max_workers,
+                "every worker would be refused",
+            ),
+            (
+                "max connections",
+                self.max_connections,
+                "every connection would be closed",
+            ),
+            (
+                "max slots per worker",
+                self.max_slots_per_worker,
+                "a worker must count for at least one search thread",
+            ),
+        ];
+        if let Some(&(setting, _, why)) = counts.iter().find(|(_, value, _)| *value == 0) {
+            return Err(InvalidConfig::Zero { setting, why }.into());
+        }
+        let timeouts = [
+            ("the tick", self.tick, "leases are checked every tick"),
+            (
+                "the hello timeout",
+                self.hello_timeout,
+                "every join would time out",
+            ),
+            (
+                "the first byte timeout",
+                self.first_byte_timeout,
+                "every connection would be closed",
+            ),
+            (
+                "the handshake timeout",
+                self.handshake_timeout,
+                "every connection would be closed",
+            ),
+            (
+                "the header read timeout",
+                self.header_read_timeout,
+                "every HTTP request would be cut off",
+            ),
+        ];
+        if let Some(&(setting, _, why)) = timeouts.iter().find(|(_, value, _)| value.is_zero()) {
+            return Err(InvalidConfig::Zero { setting, why }.into());
+        }
         self.scheduler.validate()?;
+        if !(0.0..=1.0).contains(&self.remote_audit_fraction) {
+            let fraction = self.remote_audit_fraction;
+            return Err(InvalidConfig::RemoteAuditFraction(fraction).into());
+        }
         Ok(())
+    }
+
+    /// The scheduler settings of a coordinator listening on `address`: [`Config::scheduler`],
+    /// with [`Config::remote_audit_fraction`] as its audit share when it has none of its own
+    /// and `address` accepts other hosts (is not a loopback address). [`run`] uses this.
+    pub fn scheduler_for(&self, address: SocketAddr) -> SchedulerConfig {
+        let mut scheduler = self.scheduler.clone();
+        if scheduler.audit_fraction == 0.0 && !address.ip().to_canonical().is_loopback() {
+            scheduler.audit_fraction = self.remote_audit_fraction;
+        }
+        scheduler
     }
 }
 
@@ -274,8 +375,20 @@ pub async fn run(
             }
         });
     }
+    // A listener whose address cannot be read is taken to accept other hosts: audits on.
+    let address = listener
+        .local_addr()
+        .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+    let scheduler = config.scheduler_for(address);
+    if scheduler.audit_fraction != config.scheduler.audit_fraction {
+        tracing::info!(
+            %address,
+            audit_fraction = scheduler.audit_fraction,
+            "workers may join from other hosts: audits are on"
+        );
+    }
     let cluster = cluster::spawn(
-        config.scheduler.clone(),
+        scheduler,
         config.quarantine_for,
         config.tick,
         config.metrics.is_some(),

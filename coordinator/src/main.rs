@@ -29,7 +29,7 @@ struct Args {
     #[arg(
         long,
         env = "NPUZZLE_LISTEN",
-        default_value = "127.0.0.1:50051",
+        default_value = npuzzle_coordinator::DEFAULT_LISTEN,
         value_name = "ADDR"
     )]
     listen: String,
@@ -43,7 +43,7 @@ struct Args {
     #[command(flatten)]
     log: LogArgs,
     /// Answers kept in the cache at most; each state along a solved path is one entry.
-    #[arg(long, env = "NPUZZLE_CACHE_CAPACITY", default_value_t = 1_000_000)]
+    #[arg(long, env = "NPUZZLE_CACHE_CAPACITY", default_value_t = Config::default().cache_capacity)]
     cache_capacity: usize,
     /// Also keep answers in a store in DIR (created if missing; file answers.redb), so that
     /// they survive a restart. At start-up every stored answer is replayed (bad ones dropped);
@@ -53,76 +53,76 @@ struct Args {
     cache_dir: Option<PathBuf>,
     /// Work units per worker search thread when the coordinator cuts a search itself (only
     /// while no connected worker can search it; otherwise searches go whole to a worker).
-    #[arg(long, env = "NPUZZLE_UNITS_PER_SLOT", default_value_t = 64)]
+    #[arg(long, env = "NPUZZLE_UNITS_PER_SLOT", default_value_t = Config::default().units_per_slot)]
     units_per_slot: usize,
     /// Nodes the coordinator searches itself on a board that no connected worker can search
     /// (none connected, or none with the tables asked for) before cutting it into units that wait
     /// for one. With a worker, the coordinator searches nothing.
-    #[arg(long, env = "NPUZZLE_PROBE_NODES", default_value_t = 200_000)]
+    #[arg(long, env = "NPUZZLE_PROBE_NODES", default_value_t = Config::default().probe_nodes)]
     probe_nodes: u64,
     /// Requests that need a search, waiting or running, at most; past it they get
     /// RESOURCE_EXHAUSTED with a retry-after-ms hint (cache hits are always served).
-    #[arg(long, env = "NPUZZLE_MAX_SEARCHES", default_value_t = 10_000)]
+    #[arg(long, env = "NPUZZLE_MAX_SEARCHES", default_value_t = Config::default().max_searches)]
     max_searches: usize,
     /// Of those, at most this many from one client (its IP address; behind a proxy, all
     /// clients share the proxy's); past it that client gets RESOURCE_EXHAUSTED. 0: no limit.
-    #[arg(long, env = "NPUZZLE_MAX_SEARCHES_PER_CLIENT", default_value_t = 1_000)]
+    #[arg(long, env = "NPUZZLE_MAX_SEARCHES_PER_CLIENT", default_value_t = Config::default().max_searches_per_client)]
     max_searches_per_client: usize,
     /// TCP connections open at most, clients and workers together; past it a new connection is
     /// closed at once (and counted in npuzzle_coordinator_connections_refused_total). A
     /// connection that sends nothing within 10 s of connecting is closed too.
-    #[arg(long, env = "NPUZZLE_MAX_CONNECTIONS", default_value_t = 16_384)]
+    #[arg(long, env = "NPUZZLE_MAX_CONNECTIONS", default_value_t = Config::default().max_connections)]
     max_connections: usize,
     /// Seconds a new gRPC connection has to send its whole opening (the HTTP/2 preface and its
     /// settings; with TLS, the handshake) before it is closed: peers that trickle it a byte at a
     /// time hold nothing for long.
-    #[arg(long, env = "NPUZZLE_HANDSHAKE_SECS", default_value_t = 10)]
+    #[arg(long, env = "NPUZZLE_HANDSHAKE_SECS", default_value_t = Config::default().handshake_timeout.as_secs())]
     handshake_secs: u64,
     /// Seconds an HTTP request (--http-listen) has to send its whole header, from the
     /// connection's opening or the previous response, before the connection is closed.
-    #[arg(long, env = "NPUZZLE_HEADER_READ_SECS", default_value_t = 10)]
+    #[arg(long, env = "NPUZZLE_HEADER_READ_SECS", default_value_t = Config::default().header_read_timeout.as_secs())]
     header_read_secs: u64,
     /// The share of worker reports (a unit searched without a find, a whole search's answer)
     /// searched again by another worker before they are relied on, from 0 (none) to 1 (all).
     /// A worker caught lying is dropped and quarantined, and every running job
     /// that relied on it starts over. Costs about that share of extra search, and latency.
     /// See docs/security.md.
-    #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", default_value_t = 0.01, value_parser = fraction)]
+    #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", default_value_t = SchedulerConfig::DEFAULT_AUDIT_FRACTION)]
     audit_fraction: f64,
     /// While audits are on, a worker is on probation until this many answers have passed their
     /// final audit with its reports in them (0: no probation): before an answer is returned,
     /// every report a worker on probation made in the last bound before it is searched again
     /// by another worker. A worker that lies from its first report is caught before its lies
     /// change an answer.
-    #[arg(long, env = "NPUZZLE_PROBATION", default_value_t = 1)]
+    #[arg(long, env = "NPUZZLE_PROBATION", default_value_t = SchedulerConfig::default().probation)]
     probation: u32,
     /// Workers connected at most; past it a joining worker gets RESOURCE_EXHAUSTED.
-    #[arg(long, env = "NPUZZLE_MAX_WORKERS", default_value_t = 1024)]
+    #[arg(long, env = "NPUZZLE_MAX_WORKERS", default_value_t = Config::default().max_workers)]
     max_workers: usize,
     /// Search threads one worker is counted with at most, whatever it claims.
-    #[arg(long, env = "NPUZZLE_MAX_SLOTS_PER_WORKER", default_value_t = 256)]
+    #[arg(long, env = "NPUZZLE_MAX_SLOTS_PER_WORKER", default_value_t = Config::default().max_slots_per_worker)]
     max_slots_per_worker: usize,
     /// A worker dropped for a forged result or for failing unit after unit is refused (its name
     /// at its address; an address with 4 such names, whatever the name) for this many seconds,
     /// and pattern databases it claimed but refused to search with are struck from its hellos
     /// for as long. 0: no quarantine.
-    #[arg(long, env = "NPUZZLE_QUARANTINE_SECS", default_value_t = 120)]
+    #[arg(long, env = "NPUZZLE_QUARANTINE_SECS", default_value_t = Config::default().quarantine_for.as_secs())]
     quarantine_secs: u64,
     /// Nodes a worker may expand on one unit before it hands back the rest (kept, not searched
     /// again), so that other searches get a turn (0: no limit).
-    #[arg(long, env = "NPUZZLE_UNIT_BUDGET", default_value_t = 20_000_000)]
+    #[arg(long, env = "NPUZZLE_UNIT_BUDGET", default_value_t = SchedulerConfig::default().node_budget)]
     unit_budget: u64,
     /// When a search thread is idle and nothing is queued, the largest running unit is asked
     /// for the rest of its work once it has searched this many nodes: searches that end sooner
     /// are never cut.
-    #[arg(long, env = "NPUZZLE_HAND_BACK_AFTER", default_value_t = 50_000)]
+    #[arg(long, env = "NPUZZLE_HAND_BACK_AFTER", default_value_t = SchedulerConfig::default().hand_back_after)]
     hand_back_after: u64,
     /// Seconds of silence after which a worker is dropped and its units go to other workers.
-    #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = 10)]
+    #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = SchedulerConfig::default().lease_timeout.as_secs())]
     lease_secs: u64,
     /// On Ctrl-C or SIGTERM, keep answering this many seconds with health NOT_SERVING before
     /// stopping, so that load balancers can move clients away first.
-    #[arg(long, env = "NPUZZLE_DRAIN_SECS", default_value_t = 0)]
+    #[arg(long, env = "NPUZZLE_DRAIN_SECS", default_value_t = Config::default().drain.as_secs())]
     drain_secs: u64,
     /// Require this bearer token on npuzzle.v1.Solver (Solve, SolveStream, Stats): who may
     /// submit work. Off by default (anyone who reaches the port may).
@@ -167,93 +167,42 @@ struct Args {
     tls_key: Option<PathBuf>,
 }
 
-/// A share from 0 to 1.
-fn fraction(text: &str) -> Result<f64, String> {
-    let value: f64 = text
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number"))?;
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!("{value} is not between 0 and 1"))
-    }
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     args.log.init("info")?;
-    let auth = Auth {
-        client: Token::from_flags(
-            args.client_token,
-            args.client_token_file.as_deref(),
-            "--client-token",
-        )?,
-        worker: Token::from_flags(
-            args.worker_token,
-            args.worker_token_file.as_deref(),
-            "--worker-token",
-        )?,
-    };
-    auth.validate()?;
-    let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(ServerTls::read(cert, key)?),
-        _ => None,
-    };
-    let listener = tokio::net::TcpListener::bind(&args.listen)
+    let tls_files = (args.tls_cert.clone(), args.tls_key.clone());
+    let metrics_listen = args.metrics_listen.clone();
+    let http_listen = args.http_listen.clone();
+    let listen = args.listen.clone();
+    let mut config = args.config()?;
+    if let (Some(cert), Some(key)) = &tls_files {
+        config.tls = Some(ServerTls::read(cert, key)?);
+    }
+    // Settings out of range stop it here, before it binds anything, naming the setting.
+    config.validate()?;
+    let listener = tokio::net::TcpListener::bind(&listen)
         .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
+        .with_context(|| format!("cannot listen on {listen}"))?;
     tracing::info!(
         address = %listener.local_addr()?,
-        tls = tls.is_some(),
-        client_token = auth.client.is_some(),
-        worker_token = auth.worker.is_some(),
+        tls = config.tls.is_some(),
+        client_token = config.auth.client.is_some(),
+        worker_token = config.auth.worker.is_some(),
         "coordinator listening"
     );
-    let metrics = match &args.metrics_listen {
-        Some(address) => Some(
+    if let Some(address) = &metrics_listen {
+        config.metrics = Some(
             MetricsListener::bind(address)
                 .with_context(|| format!("cannot serve metrics on {address}"))?,
-        ),
-        None => None,
-    };
-    let http = match &args.http_listen {
-        Some(address) => Some(
+        );
+    }
+    if let Some(address) = &http_listen {
+        config.http = Some(
             HttpListener::bind(address)
                 .with_context(|| format!("cannot serve the web console on {address}"))?,
-        ),
-        None => None,
-    };
-    let config = Config {
-        cache_capacity: args.cache_capacity,
-        cache_dir: args.cache_dir,
-        units_per_slot: args.units_per_slot.max(1),
-        probe_nodes: args.probe_nodes,
-        max_searches: args.max_searches.max(1),
-        max_searches_per_client: args.max_searches_per_client,
-        max_workers: args.max_workers.max(1),
-        max_connections: args.max_connections.max(1),
-        handshake_timeout: Duration::from_secs(args.handshake_secs.max(1)),
-        header_read_timeout: Duration::from_secs(args.header_read_secs.max(1)),
-        max_slots_per_worker: args.max_slots_per_worker.max(1),
-        quarantine_for: Duration::from_secs(args.quarantine_secs),
-        scheduler: SchedulerConfig {
-            node_budget: args.unit_budget,
-            hand_back_after: args.hand_back_after,
-            audit_fraction: args.audit_fraction,
-            probation: args.probation,
-            // Which reports are audited must not be predictable by a worker.
-            audit_seed: unpredictable_seed(),
-            lease_timeout: Duration::from_secs(args.lease_secs.max(1)),
-            ..SchedulerConfig::default()
-        },
-        metrics,
-        http,
-        drain: Duration::from_secs(args.drain_secs),
-        auth,
-        tls,
-        ..Config::default()
-    };
+        );
+    }
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
     tokio::spawn(async move {
@@ -263,6 +212,54 @@ async fn main() -> anyhow::Result<()> {
     });
     npuzzle_coordinator::run(listener, config, shutdown).await?;
     Ok(())
+}
+
+impl Args {
+    /// The library's settings these flags ask for (no listeners, no TLS: those need I/O), as
+    /// given: [`Config::validate`] refuses what is out of range.
+    fn config(self) -> anyhow::Result<Config> {
+        let auth = Auth {
+            client: Token::from_flags(
+                self.client_token,
+                self.client_token_file.as_deref(),
+                "--client-token",
+            )?,
+            worker: Token::from_flags(
+                self.worker_token,
+                self.worker_token_file.as_deref(),
+                "--worker-token",
+            )?,
+        };
+        Ok(Config {
+            cache_capacity: self.cache_capacity,
+            cache_dir: self.cache_dir,
+            units_per_slot: self.units_per_slot,
+            probe_nodes: self.probe_nodes,
+            max_searches: self.max_searches,
+            max_searches_per_client: self.max_searches_per_client,
+            max_workers: self.max_workers,
+            max_connections: self.max_connections,
+            handshake_timeout: Duration::from_secs(self.handshake_secs),
+            header_read_timeout: Duration::from_secs(self.header_read_secs),
+            max_slots_per_worker: self.max_slots_per_worker,
+            quarantine_for: Duration::from_secs(self.quarantine_secs),
+            scheduler: SchedulerConfig {
+                node_budget: self.unit_budget,
+                hand_back_after: self.hand_back_after,
+                audit_fraction: self.audit_fraction,
+                probation: self.probation,
+                // Which reports are audited must not be predictable by a worker.
+                audit_seed: unpredictable_seed(),
+                lease_timeout: Duration::from_secs(self.lease_secs),
+                ..SchedulerConfig::default()
+            },
+            // --audit-fraction is this binary's share wherever it listens, 0 included.
+            remote_audit_fraction: self.audit_fraction,
+            drain: Duration::from_secs(self.drain_secs),
+            auth,
+            ..Config::default()
+        })
+    }
 }
 
 /// A seed no worker can predict, from the operating system's random source (ring's
@@ -279,5 +276,90 @@ fn unpredictable_seed() -> u64 {
                 .map_or(0, |d| d.as_nanos() as u64)
                 ^ u64::from(std::process::id())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// The default clap gives `--id`, from the flags' `Command`.
+    fn default_of(id: &str) -> String {
+        let command = Args::command();
+        let arg = command
+            .get_arguments()
+            .find(|a| a.get_id() == id)
+            .unwrap_or_else(|| panic!("no flag {id}"));
+        let values = arg.get_default_values();
+        assert_eq!(values.len(), 1, "--{id} has one default");
+        values[0].to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn every_flag_default_is_the_library_default() {
+        let config = Config::default();
+        let scheduler = &config.scheduler;
+        let secs = |d: Duration| d.as_secs().to_string();
+        let expected = [
+            ("listen", npuzzle_coordinator::DEFAULT_LISTEN.to_string()),
+            ("cache_capacity", config.cache_capacity.to_string()),
+            ("units_per_slot", config.units_per_slot.to_string()),
+            ("probe_nodes", config.probe_nodes.to_string()),
+            ("max_searches", config.max_searches.to_string()),
+            (
+                "max_searches_per_client",
+                config.max_searches_per_client.to_string(),
+            ),
+            ("max_connections", config.max_connections.to_string()),
+            ("handshake_secs", secs(config.handshake_timeout)),
+            ("header_read_secs", secs(config.header_read_timeout)),
+            // The binary audits wherever it listens: the share a coordinator that accepts other
+            // hosts uses by default.
+            ("audit_fraction", config.remote_audit_fraction.to_string()),
+            ("probation", scheduler.probation.to_string()),
+            ("max_workers", config.max_workers.to_string()),
+            (
+                "max_slots_per_worker",
+                config.max_slots_per_worker.to_string(),
+            ),
+            ("quarantine_secs", secs(config.quarantine_for)),
+            ("unit_budget", scheduler.node_budget.to_string()),
+            ("hand_back_after", scheduler.hand_back_after.to_string()),
+            ("lease_secs", secs(scheduler.lease_timeout)),
+            ("drain_secs", secs(config.drain)),
+        ];
+        for (id, value) in expected {
+            assert_eq!(default_of(id), value, "--{id}");
+        }
+        assert_eq!(
+            config.remote_audit_fraction,
+            SchedulerConfig::DEFAULT_AUDIT_FRACTION
+        );
+    }
+
+    #[test]
+    fn the_flags_defaults_make_a_valid_config() {
+        // From the defaults alone (the environment is not read: clap's own `Command` with no
+        // `env`), every setting but the seed as the library's.
+        let command = Args::command().mut_args(|a| a.env(None::<&str>));
+        let matches = command
+            .try_get_matches_from(["npuzzle-coordinator"])
+            .unwrap();
+        let args = <Args as clap::FromArgMatches>::from_arg_matches(&matches).unwrap();
+        let config = args.config().unwrap();
+        config.validate().unwrap();
+        let library = Config::default();
+        assert_eq!(config.units_per_slot, library.units_per_slot);
+        assert_eq!(config.max_searches, library.max_searches);
+        assert_eq!(config.handshake_timeout, library.handshake_timeout);
+        assert_eq!(
+            config.scheduler.lease_timeout,
+            library.scheduler.lease_timeout
+        );
+        assert_eq!(
+            config.scheduler.audit_fraction,
+            SchedulerConfig::DEFAULT_AUDIT_FRACTION
+        );
     }
 }

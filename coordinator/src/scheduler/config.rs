@@ -1,6 +1,8 @@
-//! The scheduler's tunables: [`SchedulerConfig`], its defaults (which the simulator and the
-//! tests start from), and [`SchedulerConfig::validate`], which refuses settings no scheduler can
-//! work with and says which and why, as raft-rs's `Config::validate` does. Every field says
+//! The scheduler's tunables: [`SchedulerConfig`], its defaults (which the simulator, the tests
+//! and the coordinator's flags start from), the audit share a coordinator uses where workers
+//! it does not control may join ([`SchedulerConfig::DEFAULT_AUDIT_FRACTION`]), and
+//! [`SchedulerConfig::validate`], which refuses settings no scheduler can work with and says
+//! which and why, as raft-rs's `Config::validate` does. Every field says
 //! what it bounds and why; the rules that use them live with the state they govern (budgets and
 //! splitting in `job.rs`, leases and trust in `members.rs`, audits in `audit.rs`).
 
@@ -93,10 +95,18 @@ pub enum InvalidSchedulerConfig {
 }
 
 impl SchedulerConfig {
+    /// The share of reports audited where workers the operator does not control may join:
+    /// `npuzzle-coordinator`'s `--audit-fraction` default, and the share a coordinator whose
+    /// listener accepts other hosts uses when none was set
+    /// ([`crate::Config::remote_audit_fraction`]). [`SchedulerConfig::default`] audits nothing:
+    /// the simulator and the tests count every node, and a cluster on loopback runs only the
+    /// workers of its own machine.
+    pub const DEFAULT_AUDIT_FRACTION: f64 = 0.01;
+
     /// Refuses settings no scheduler can work with, naming the first one found. Checked when
-    /// a coordinator starts ([`crate::Config::validate`]); a `Scheduler` built directly (the
-    /// simulator, tests) takes its config as given. The flags' own floors (`--lease-secs` at
-    /// least 1, …) are still applied where the flags are read.
+    /// a coordinator starts ([`crate::Config::validate`]), so a flag out of range (`--lease-secs
+    /// 0`) stops it there; a `Scheduler` built directly (the simulator, tests) takes its config
+    /// as given.
     pub fn validate(&self) -> Result<(), InvalidSchedulerConfig> {
         if !(0.0..=1.0).contains(&self.audit_fraction) {
             return Err(InvalidSchedulerConfig::AuditFraction(self.audit_fraction));
@@ -132,6 +142,11 @@ mod tests {
     #[test]
     fn the_defaults_are_valid() {
         assert_eq!(SchedulerConfig::default().validate(), Ok(()));
+        let audited = SchedulerConfig {
+            audit_fraction: SchedulerConfig::DEFAULT_AUDIT_FRACTION,
+            ..SchedulerConfig::default()
+        };
+        assert_eq!(audited.validate(), Ok(()));
     }
 
     #[test]

@@ -61,17 +61,22 @@ async fn lie(cluster: &Cluster) -> tokio::task::JoinHandle<Option<tonic::Status>
     })
 }
 
-/// The honest worker (one thread) earns trust on an easy board, the liar joins, a hard board
-/// keeps the honest worker busy for 3 s (its deadline), and Korf's #12 goes to the liar.
-/// Returns the optimal length, the answer, the same board asked again, and the liar's end.
-async fn solve_with_liar(
-    audit_fraction: f64,
-) -> (
+/// The optimal length, the answer, the same board asked again, and the liar's end.
+type LiarRun = (
     usize,
     v1::SolveResponse,
     v1::SolveResponse,
     tokio::task::JoinHandle<Option<tonic::Status>>,
-) {
+);
+
+/// The honest worker (one thread) earns trust on an easy board, the liar joins, a hard board
+/// keeps the honest worker busy for 3 s (its deadline), and Korf's #12 goes to the liar.
+async fn solve_with_liar(audit_fraction: f64) -> LiarRun {
+    solve_with_liar_on("127.0.0.1:0", audit_fraction).await
+}
+
+/// [`solve_with_liar`] with the coordinator listening on `address`.
+async fn solve_with_liar_on(address: &str, audit_fraction: f64) -> LiarRun {
     let mut config = eager_config();
     config.scheduler.audit_fraction = audit_fraction;
     // Nothing is asked back for idle slots: the hard board stays whole on the honest worker,
@@ -81,7 +86,7 @@ async fn solve_with_liar(
     // on a loaded machine): its lease must outlast that, or it is dropped for silence, not for
     // the lie.
     config.scheduler.lease_timeout = Duration::from_secs(60);
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = Cluster::start_on(address, config).await;
     cluster.add_worker(1).await;
     let mut client = cluster.client().await;
     let (_, _, easy) = korf(&[79]).remove(0);
@@ -157,6 +162,21 @@ async fn an_audit_catches_the_lie_and_only_the_optimum_is_answered_and_cached() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_probation_a_one_percent_sample_still_catches_a_liar_from_the_start() {
     let (optimal, answer, cached, liar) = solve_with_liar(0.01).await;
+    assert_eq!(answer.length as usize, optimal);
+    assert_eq!(cached.length as usize, optimal);
+    assert_dropped_as_forger(liar).await;
+}
+
+/// A coordinator whose listener accepts other hosts (`0.0.0.0`, as `npuzzle cluster --listen
+/// 0.0.0.0:PORT` runs) audits though no share was set (the library's default): at
+/// [`SchedulerConfig::DEFAULT_AUDIT_FRACTION`], with probation, so the liar is caught from the
+/// start, where the same coordinator on loopback answers its lie
+/// (`without_audits_the_lie_is_answered_and_cached`).
+///
+/// [`SchedulerConfig::DEFAULT_AUDIT_FRACTION`]: npuzzle_coordinator::SchedulerConfig::DEFAULT_AUDIT_FRACTION
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coordinator_that_accepts_other_hosts_audits_by_default() {
+    let (optimal, answer, cached, liar) = solve_with_liar_on("0.0.0.0:0", 0.0).await;
     assert_eq!(answer.length as usize, optimal);
     assert_eq!(cached.length as usize, optimal);
     assert_dropped_as_forger(liar).await;

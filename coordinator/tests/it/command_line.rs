@@ -141,3 +141,18 @@ fn equal_tokens_and_empty_token_files_stop_it_at_start() {
     let lone = refused(&["--tls-cert", "cert.pem"]);
     assert!(lone.contains("--tls-key"), "{lone}");
 }
+
+#[test]
+fn flags_out_of_range_stop_it_at_start_naming_the_setting() {
+    for (flag, value, name) in [
+        ("--units-per-slot", "0", "units per slot is 0"),
+        ("--max-connections", "0", "max connections is 0"),
+        ("--handshake-secs", "0", "the handshake timeout is 0"),
+        ("--lease-secs", "0", "the lease timeout is zero"),
+        ("--audit-fraction", "1.5", "the audit fraction is 1.5"),
+    ] {
+        let message = refused(&[flag, value]);
+        assert!(message.contains(name), "{flag} {value}: {message}");
+        assert!(!message.contains("coordinator listening"), "{message}");
+    }
+}

@@ -24,6 +24,7 @@ mod persistent_cache;
 mod reflection;
 mod rejoin_race;
 mod scheduler_sim;
+mod settings;
 mod silent_fakes;
 mod silent_join;
 mod simulation;

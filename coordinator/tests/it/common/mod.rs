@@ -58,13 +58,34 @@ impl Cluster {
         client: ClientSecurity,
         worker: ClientSecurity,
     ) -> Cluster {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Cluster::start_secured_on("127.0.0.1:0", config, client, worker).await
+    }
+
+    /// [`Cluster::start`] listening on `address`: on `0.0.0.0:0` it accepts other hosts (as
+    /// `npuzzle cluster --listen 0.0.0.0:PORT` does); its clients and workers still connect
+    /// over loopback.
+    pub async fn start_on(address: &str, config: Config) -> Cluster {
+        let open = ClientSecurity::default();
+        Cluster::start_secured_on(address, config, open.clone(), open).await
+    }
+
+    async fn start_secured_on(
+        address: &str,
+        config: Config,
+        client: ClientSecurity,
+        worker: ClientSecurity,
+    ) -> Cluster {
+        let listener = tokio::net::TcpListener::bind(address).await.unwrap();
         let scheme = if config.tls.is_some() {
             "https"
         } else {
             "http"
         };
-        let url = format!("{scheme}://{}", listener.local_addr().unwrap());
+        let mut reached = listener.local_addr().unwrap();
+        if reached.ip().is_unspecified() {
+            reached.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let url = format!("{scheme}://{reached}");
         let shutdown = CancellationToken::new();
         let server = tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
         Cluster {
