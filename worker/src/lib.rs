@@ -100,11 +100,40 @@ impl Config {
             metrics: None,
         }
     }
+
+    /// Refuses settings a worker cannot work with, naming the first one found: no search
+    /// thread, a heartbeat or a backoff of zero (a heartbeat every instant, reconnections
+    /// without a pause). [`run`] checks it first.
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
+        if self.threads == 0 {
+            return Err(InvalidConfig::NoThreads);
+        }
+        for (setting, value) in [
+            ("heartbeat", self.heartbeat),
+            ("largest backoff", self.max_backoff),
+        ] {
+            if value.is_zero() {
+                return Err(InvalidConfig::Zero(setting));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A [`Config`] setting a worker cannot work with.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InvalidConfig {
+    #[error("threads is 0: a worker needs at least one search thread")]
+    NoThreads,
+    #[error("the {0} is zero: it is how long the worker waits, and must be above 0")]
+    Zero(&'static str),
 }
 
 /// Why a session with the coordinator ended.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    #[error("refusing to start: {0}")]
+    Config(#[from] InvalidConfig),
     #[error("cannot use the coordinator URL or its security settings: {0}")]
     Settings(#[from] SecurityError),
     #[error(
@@ -124,15 +153,16 @@ enum SessionEnd {
 }
 
 /// Serves the coordinator until `shutdown` fires, reconnecting with exponential backoff (100 ms
-/// doubling up to `max_backoff`) whenever the connection is lost. Fatal, returned at once: a
-/// malformed URL or TLS settings that cannot apply to it ([`Error::Settings`]), and a join the
-/// coordinator refuses as `UNAUTHENTICATED` ([`Error::Unauthenticated`], logged at ERROR). A
-/// coordinator whose TLS certificate does not verify is logged at ERROR and retried; the worker
-/// never joins it.
+/// doubling up to `max_backoff`) whenever the connection is lost. Fatal, returned at once:
+/// settings out of range ([`Config::validate`], [`Error::Config`]), a malformed URL or TLS
+/// settings that cannot apply to it ([`Error::Settings`]), and a join the coordinator refuses
+/// as `UNAUTHENTICATED` ([`Error::Unauthenticated`], logged at ERROR). A coordinator whose TLS
+/// certificate does not verify is logged at ERROR and retried; the worker never joins it.
 ///
 /// Before joining, the pattern databases present in the table directory are loaded (once per
 /// process; never built): a shape whose files fail to verify is logged and served without them.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Error> {
+    config.validate()?;
     let endpoint = config
         .security
         .endpoint(&config.coordinator)?
@@ -146,7 +176,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Erro
     if let Some(endpoint) = config.metrics.clone() {
         npuzzle_telemetry::metrics::install();
         metrics::describe();
-        ::metrics::gauge!(metrics::SLOTS).set(config.threads.max(1) as f64);
+        ::metrics::gauge!(metrics::SLOTS).set(config.threads as f64);
         metrics::connected(false);
         metrics::busy(0);
         let shutdown = shutdown.clone();
@@ -172,7 +202,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Erro
         ServedTables::default()
     };
     let hello = hello(&config, &tables);
-    let pool = Pool::start(config.threads.max(1), tables);
+    let pool = Pool::start(config.threads, tables);
     let mut backoff = Duration::from_millis(100);
     loop {
         let started = Instant::now();

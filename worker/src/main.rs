@@ -74,12 +74,14 @@ async fn main() -> anyhow::Result<()> {
     let mut config = npuzzle_worker::Config::new(args.coordinator);
     config.security = ClientSecurity::from_args(&args.token, &args.tls)?;
     if let Some(t) = args.threads {
-        config.threads = t.max(1);
+        config.threads = t;
     }
     if let Some(n) = args.name {
         config.name = n;
     }
     config.pdb_dir = args.pdb_dir;
+    // Settings out of range (`--threads 0`) stop it here, naming the setting.
+    config.validate()?;
     if let Some(address) = &args.metrics_listen {
         config.metrics = Some(
             MetricsListener::bind(address)
@@ -98,4 +100,29 @@ async fn main() -> anyhow::Result<()> {
     // name lookup of a coordinator that went away (getaddrinfo on a blocking thread, which a
     // connect timeout abandons but cannot stop) held a stopped worker for 30 s and more.
     std::process::exit(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// A worker started with no flags joins a coordinator started with none.
+    #[test]
+    fn the_default_coordinator_is_the_coordinators_default_address() {
+        let command = Args::command();
+        let coordinator = command
+            .get_arguments()
+            .find(|a| a.get_id() == "coordinator")
+            .unwrap();
+        assert_eq!(
+            coordinator.get_default_values(),
+            [format!("http://{}", npuzzle_coordinator::DEFAULT_LISTEN).as_str()]
+        );
+        // The other flags have no default of their own: unset, they leave `Config::new`'s.
+        for id in ["threads", "name", "pdb_dir"] {
+            let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
+            assert!(arg.get_default_values().is_empty(), "--{id}");
+        }
+    }
 }

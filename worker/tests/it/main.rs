@@ -9,5 +9,6 @@ mod command_line;
 mod coordinator_restart;
 mod corrupt_tables;
 mod refusals;
+mod settings;
 mod sigterm;
 mod worker_killed;
