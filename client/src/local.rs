@@ -181,7 +181,10 @@ impl LocalCluster {
         let workers = options.workers;
         for i in 0..workers {
             let mut config = npuzzle_worker::Config::new(url.clone());
-            config.threads = options.threads.unwrap_or(cores() / workers).max(1);
+            // The cores' share is at least 1; a count given is the worker's to check.
+            config.threads = options
+                .threads
+                .unwrap_or_else(|| (cores() / workers).max(1));
             config.name = format!("{}-{i}", options.name);
             config.load_pdbs = options.load_pdbs;
             config.pdb_dir = options.pdb_dir.clone();

@@ -16,11 +16,12 @@ use super::{boolish, cannot_reach, load_instances, runtime};
 
 #[derive(Args)]
 pub(crate) struct ClusterArgs {
-    /// Address for clients and external workers.
-    #[arg(long, env = "NPUZZLE_LISTEN", default_value = "127.0.0.1:50051")]
+    /// Address for clients and external workers (0.0.0.0:50051 to accept other machines; then
+    /// their reports are audited, see --audit-fraction).
+    #[arg(long, env = "NPUZZLE_LISTEN", default_value = npuzzle_coordinator::DEFAULT_LISTEN)]
     listen: String,
     /// In-process workers.
-    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = 1)]
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = local::Options::default().workers)]
     workers: usize,
     /// Search threads per worker (default: the cores shared among the workers).
     #[arg(long, env = "NPUZZLE_THREADS")]
@@ -33,6 +34,33 @@ pub(crate) struct ClusterArgs {
     /// default.
     #[arg(long, env = "NPUZZLE_HTTP_LISTEN", value_name = "ADDR")]
     http_listen: Option<String>,
+    /// The share of worker reports searched again by another worker, from 0 (none) to 1 (all),
+    /// as npuzzle-coordinator's --audit-fraction. Default: 0.01 when --listen accepts other
+    /// hosts (an address that is not loopback, e.g. 0.0.0.0), else none.
+    #[arg(long, env = "NPUZZLE_AUDIT_FRACTION", value_name = "F")]
+    audit_fraction: Option<f64>,
+}
+
+impl ClusterArgs {
+    /// The coordinator's settings: the library's, with the share of reports audited if one was
+    /// set (`run` audits by itself when the listener accepts other hosts and none was).
+    fn coordinator(&self) -> npuzzle_coordinator::Config {
+        let mut config = npuzzle_coordinator::Config::default();
+        if let Some(fraction) = self.audit_fraction {
+            config.scheduler.audit_fraction = fraction;
+            config.remote_audit_fraction = fraction;
+        }
+        config
+    }
+}
+
+/// How the start-up line says what is audited: "audit fraction 0.01", or "audits off".
+fn audits(fraction: f64) -> String {
+    if fraction > 0.0 {
+        format!("audit fraction {fraction}")
+    } else {
+        "audits off".to_string()
+    }
 }
 
 #[derive(Args)]
@@ -61,7 +89,7 @@ pub(crate) struct ClusterBenchArgs {
     #[arg(long, env = "NPUZZLE_COORDINATOR", value_name = "URL")]
     coordinator: Option<String>,
     /// Embedded cluster: in-process workers.
-    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = 1)]
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = local::Options::default().workers)]
     workers: usize,
     /// Embedded cluster: search threads per worker (default: the cores shared among them).
     #[arg(long, env = "NPUZZLE_THREADS")]
@@ -85,8 +113,13 @@ pub(crate) fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let address = listener.local_addr()?;
         let workers = args.workers.max(1);
-        let threads = args.threads.unwrap_or(local::cores() / workers).max(1);
+        let threads = args
+            .threads
+            .unwrap_or_else(|| (local::cores() / workers).max(1));
+        let coordinator = args.coordinator();
+        let audited = coordinator.scheduler_for(address).audit_fraction;
         let mut options = local::Options {
+            coordinator,
             workers,
             threads: Some(threads),
             pdb_dir: args.pdb_dir.clone(),
@@ -100,7 +133,8 @@ pub(crate) fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
         let console = options.coordinator.http.as_ref().map(|h| h.local_addr());
         let mut cluster = LocalCluster::start_on(listener, options).await?;
         eprintln!(
-            "npuzzle cluster on {address}: {workers} worker(s) × {threads} thread(s); Ctrl-C stops it"
+            "npuzzle cluster on {address}: {workers} worker(s) × {threads} thread(s), {}; Ctrl-C stops it",
+            audits(audited)
         );
         if let Some(console) = console {
             eprintln!("web console: http://{console}/ (JSON API under http://{console}/api/v1/)");
@@ -172,4 +206,71 @@ pub(crate) fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> 
             ExitCode::from(1)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Command, FromArgMatches};
+
+    /// `args`' flags as a command of their own, reading no environment variable.
+    fn command<A: Args>(name: &'static str) -> Command {
+        A::augment_args(Command::new(name)).mut_args(|a| a.env(None::<&str>))
+    }
+
+    /// What `args` (no flag of `A`'s given, only what it requires) parse to: its defaults.
+    fn defaults<A: Args>(args: &[&'static str]) -> clap::ArgMatches {
+        command::<A>(args[0]).try_get_matches_from(args).unwrap()
+    }
+
+    #[test]
+    fn flag_defaults_are_the_libraries() {
+        let workers = local::Options::default().workers;
+        let cluster = defaults::<ClusterArgs>(&["cluster"]);
+        assert_eq!(
+            cluster.get_one::<String>("listen").unwrap(),
+            npuzzle_coordinator::DEFAULT_LISTEN
+        );
+        for matches in [
+            cluster,
+            defaults::<ClusterBenchArgs>(&["cluster-bench", "boards.txt"]),
+            defaults::<super::super::load::LoadArgs>(&["load"]),
+        ] {
+            assert_eq!(matches.get_one::<usize>("workers"), Some(&workers));
+        }
+        // The URL `stats` and `health` ask by default is the coordinator's default address.
+        assert_eq!(
+            super::super::LOCAL_COORDINATOR,
+            format!("http://{}", npuzzle_coordinator::DEFAULT_LISTEN)
+        );
+    }
+
+    fn parse(args: &[&str]) -> ClusterArgs {
+        let matches = command::<ClusterArgs>("cluster")
+            .try_get_matches_from(args)
+            .unwrap();
+        ClusterArgs::from_arg_matches(&matches).unwrap()
+    }
+
+    #[test]
+    fn a_cluster_that_accepts_other_hosts_audits_unless_told_not_to() {
+        let everywhere: std::net::SocketAddr = "0.0.0.0:50051".parse().unwrap();
+        let loopback: std::net::SocketAddr = "127.0.0.1:50051".parse().unwrap();
+        let share = |args: &[&str], address| {
+            parse(args)
+                .coordinator()
+                .scheduler_for(address)
+                .audit_fraction
+        };
+        let default = npuzzle_coordinator::SchedulerConfig::DEFAULT_AUDIT_FRACTION;
+        assert_eq!(share(&["cluster"], everywhere), default);
+        assert_eq!(share(&["cluster"], loopback), 0.0);
+        let off = ["cluster", "--audit-fraction", "0"];
+        assert_eq!(share(&off, everywhere), 0.0);
+        let all = ["cluster", "--audit-fraction", "1"];
+        assert_eq!(share(&all, everywhere), 1.0);
+        assert_eq!(share(&all, loopback), 1.0);
+        assert_eq!(audits(default), "audit fraction 0.01");
+        assert_eq!(audits(0.0), "audits off");
+    }
 }

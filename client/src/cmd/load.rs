@@ -22,7 +22,7 @@ pub(crate) struct LoadArgs {
     #[command(flatten)]
     tls: TlsArgs,
     /// Embedded cluster: in-process workers (they load no pattern databases).
-    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = 1)]
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = local::Options::default().workers)]
     workers: usize,
     /// Embedded cluster: search threads per worker (default: the cores shared among them).
     #[arg(long, env = "NPUZZLE_THREADS")]
@@ -109,7 +109,7 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
             None => {
                 let mut coordinator = npuzzle_coordinator::Config::default();
                 if let Some(n) = args.max_searches {
-                    coordinator.max_searches = n.max(1);
+                    coordinator.max_searches = n;
                 }
                 // No pattern databases: the load test wants the same cluster on every machine.
                 let cluster = LocalCluster::start(local::Options {

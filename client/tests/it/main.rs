@@ -7,6 +7,7 @@ mod common;
 mod bad_input;
 mod batch_order;
 mod batch_resume;
+mod cluster_audits;
 mod coordinator_flag;
 mod dependable_batch;
 mod env_vars;
