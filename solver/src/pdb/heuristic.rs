@@ -145,6 +145,22 @@ impl PdbState {
     fn reflected_value(&self) -> u32 {
         self.reflected_manhattan + 2 * self.reflected_excess_sum
     }
+
+    /// Reads table `p`'s entry at its carried rank into the state.
+    #[inline(always)]
+    fn read_entry(&mut self, p: usize, lookup: &Lookup) {
+        let e = lookup.excess(self.rank[p]);
+        self.excess_sum = self.excess_sum + e - self.excess[p] as u32;
+        self.excess[p] = e as u8;
+    }
+
+    /// The same for the reflected board.
+    #[inline(always)]
+    fn read_reflected_entry(&mut self, p: usize, lookup: &Lookup) {
+        let e = lookup.excess(self.reflected_rank[p]);
+        self.reflected_excess_sum = self.reflected_excess_sum + e - self.reflected_excess[p] as u32;
+        self.reflected_excess[p] = e as u8;
+    }
 }
 
 impl PdbHeuristic {
@@ -469,60 +485,22 @@ impl PdbHeuristic {
         limit: u32,
     ) -> (u32, PdbState) {
         let mut next = *state;
-        let (l, from, to) = (label as usize & 31, from & 31, to & 31);
-        next.board[to] = label;
-        // The blank (label 0 for these tables) takes the tile's old cell.
-        next.board[from] = 0;
-        // Only the moved tile's pattern changes. The tile's Manhattan distance changes by the
-        // same in the board and in its reflection (which keeps distances).
-        let md_change = (self.manhattan[l][to] as u32).wrapping_sub(self.manhattan[l][from] as u32);
-        let p = self.pattern_of[l] as usize & 7;
-        if let Some(lookup) = self.lookups.get(p) {
-            let j = self.index_of[l] as usize & 7;
-            let change = rank_change(
-                lookup.multiplier[j],
-                &self.passed[p][j],
-                self.width,
-                from,
-                to,
-                |c| next.board[c & 31],
-            );
-            next.rank[p] = next.rank[p].wrapping_add(change);
-            let e = lookup.excess(next.rank[p]);
-            next.excess_sum = next.excess_sum + e - next.excess[p] as u32;
-            next.excess[p] = e as u8;
-            next.manhattan = next.manhattan.wrapping_add(md_change);
+        if let Some((p, lookup)) = self.move_rank(&mut next, label, from, to) {
+            next.read_entry(p, lookup);
         }
         let value = next.value();
         if value > limit {
             // Pruned whatever the other lookups say: skip them.
             return (value, next);
         }
-        let Some(r) = &self.reflect else {
+        if self.reflect.is_none() {
             if !DUAL {
                 return (value, next);
             }
             return (value.max(self.dual_values(&next.board, from, limit)), next);
-        };
-        // In the reflected board, label r(l) moved from cell r(from) to cell r(to).
-        let rl = r[l] as usize & 31;
-        let rp = self.pattern_of[rl] as usize & 7;
-        if let Some(lookup) = self.lookups.get(rp) {
-            let j = self.index_of[rl] as usize & 7;
-            let change = rank_change(
-                lookup.multiplier[j],
-                &self.reflected_passed[rp][j],
-                self.width,
-                r[from] as usize,
-                r[to] as usize,
-                |c| next.board[r[c & 31] as usize & 31],
-            );
-            next.reflected_rank[rp] = next.reflected_rank[rp].wrapping_add(change);
-            let e = lookup.excess(next.reflected_rank[rp]);
-            next.reflected_excess_sum =
-                next.reflected_excess_sum + e - next.reflected_excess[rp] as u32;
-            next.reflected_excess[rp] = e as u8;
-            next.reflected_manhattan = next.reflected_manhattan.wrapping_add(md_change);
+        }
+        if let Some((rp, lookup)) = self.move_reflected_rank(&mut next, label, from, to) {
+            next.read_reflected_entry(rp, lookup);
         }
         let mut value = value.max(next.reflected_value());
         if DUAL && value <= limit && self.dual.is_some() {
@@ -539,43 +517,83 @@ impl PdbHeuristic {
     /// partition under the max overlap instead of following one another.
     #[inline(always)]
     pub(super) fn advance(&self, next: &mut PdbState, label: u8, from: usize, to: usize) {
-        let (l, from, to) = (label as usize & 31, from & 31, to & 31);
-        next.board[to] = label;
-        next.board[from] = 0;
-        let md_change = (self.manhattan[l][to] as u32).wrapping_sub(self.manhattan[l][from] as u32);
-        let p = self.pattern_of[l] as usize & 7;
-        if let Some(lookup) = self.lookups.get(p) {
-            let j = self.index_of[l] as usize & 7;
-            let change = rank_change(
-                lookup.multiplier[j],
-                &self.passed[p][j],
-                self.width,
-                from,
-                to,
-                |c| next.board[c & 31],
-            );
-            next.rank[p] = next.rank[p].wrapping_add(change);
-            next.manhattan = next.manhattan.wrapping_add(md_change);
+        if let Some((p, lookup)) = self.move_rank(next, label, from, to) {
             super::memory::prefetch(&lookup.packed, next.rank[p] as usize >> 1);
         }
-        if let Some(r) = &self.reflect {
-            let rl = r[l] as usize & 31;
-            let rp = self.pattern_of[rl] as usize & 7;
-            if let Some(lookup) = self.lookups.get(rp) {
-                let j = self.index_of[rl] as usize & 7;
-                let change = rank_change(
-                    lookup.multiplier[j],
-                    &self.reflected_passed[rp][j],
-                    self.width,
-                    r[from] as usize,
-                    r[to] as usize,
-                    |c| next.board[r[c & 31] as usize & 31],
-                );
-                next.reflected_rank[rp] = next.reflected_rank[rp].wrapping_add(change);
-                next.reflected_manhattan = next.reflected_manhattan.wrapping_add(md_change);
-                super::memory::prefetch(&lookup.packed, next.reflected_rank[rp] as usize >> 1);
-            }
+        if let Some((rp, lookup)) = self.move_reflected_rank(next, label, from, to) {
+            super::memory::prefetch(&lookup.packed, next.reflected_rank[rp] as usize >> 1);
         }
+    }
+
+    /// Moves the tile `label` from `from` to `to` on the carried board and changes the rank of
+    /// its pattern and the Manhattan sum by what the move changes; returns that pattern (none
+    /// for a tile outside every pattern). The entry is not read.
+    #[inline(always)]
+    fn move_rank(
+        &self,
+        next: &mut PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+    ) -> Option<(usize, &Lookup)> {
+        let (l, from, to) = (label as usize & 31, from & 31, to & 31);
+        next.board[to] = label;
+        // The blank (label 0 for these tables) takes the tile's old cell.
+        next.board[from] = 0;
+        let p = self.pattern_of[l] as usize & 7;
+        let lookup = self.lookups.get(p)?;
+        let j = self.index_of[l] as usize & 7;
+        let change = rank_change(
+            lookup.multiplier[j],
+            &self.passed[p][j],
+            self.width,
+            from,
+            to,
+            |c| next.board[c & 31],
+        );
+        next.rank[p] = next.rank[p].wrapping_add(change);
+        next.manhattan = next
+            .manhattan
+            .wrapping_add(self.manhattan_change(l, from, to));
+        Some((p, lookup))
+    }
+
+    /// The same in the reflected board (after [`PdbHeuristic::move_rank`] moved the tile on the
+    /// carried board): label r(l) moved from cell r(from) to cell r(to). None off square boards.
+    #[inline(always)]
+    fn move_reflected_rank(
+        &self,
+        next: &mut PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+    ) -> Option<(usize, &Lookup)> {
+        let r = self.reflect.as_ref()?;
+        let (l, from, to) = (label as usize & 31, from & 31, to & 31);
+        let rl = r[l] as usize & 31;
+        let rp = self.pattern_of[rl] as usize & 7;
+        let lookup = self.lookups.get(rp)?;
+        let j = self.index_of[rl] as usize & 7;
+        let change = rank_change(
+            lookup.multiplier[j],
+            &self.reflected_passed[rp][j],
+            self.width,
+            r[from] as usize,
+            r[to] as usize,
+            |c| next.board[r[c & 31] as usize & 31],
+        );
+        next.reflected_rank[rp] = next.reflected_rank[rp].wrapping_add(change);
+        // A reflection keeps distances: the tile's Manhattan distance changes by the same.
+        next.reflected_manhattan = next
+            .reflected_manhattan
+            .wrapping_add(self.manhattan_change(l, from, to));
+        Some((rp, lookup))
+    }
+
+    /// What moving tile `l` from `from` to `to` adds to its Manhattan distance (mod 2^32).
+    #[inline(always)]
+    fn manhattan_change(&self, l: usize, from: usize, to: usize) -> u32 {
+        (self.manhattan[l][to] as u32).wrapping_sub(self.manhattan[l][from] as u32)
     }
 
     /// The second half of a move ([`PdbHeuristic::advance`]): reads the changed entries and
@@ -585,9 +603,7 @@ impl PdbHeuristic {
         let l = label as usize & 31;
         let p = self.pattern_of[l] as usize & 7;
         if let Some(lookup) = self.lookups.get(p) {
-            let e = lookup.excess(next.rank[p]);
-            next.excess_sum = next.excess_sum + e - next.excess[p] as u32;
-            next.excess[p] = e as u8;
+            next.read_entry(p, lookup);
         }
         let value = next.value();
         let Some(r) = &self.reflect else {
@@ -598,10 +614,7 @@ impl PdbHeuristic {
         }
         let rp = self.pattern_of[r[l] as usize & 31] as usize & 7;
         if let Some(lookup) = self.lookups.get(rp) {
-            let e = lookup.excess(next.reflected_rank[rp]);
-            next.reflected_excess_sum =
-                next.reflected_excess_sum + e - next.reflected_excess[rp] as u32;
-            next.reflected_excess[rp] = e as u8;
+            next.read_reflected_entry(rp, lookup);
         }
         value.max(next.reflected_value())
     }
