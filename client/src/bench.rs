@@ -5,7 +5,9 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use npuzzle_solver::{Board, GoalSpec, HeuristicKind, Limits, SearchOutcome, Shape, Solver};
+use npuzzle_solver::{
+    Board, BoundForecast, GoalSpec, HeuristicKind, Limits, SearchOutcome, Shape, Solver,
+};
 
 /// One benchmark instance.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,6 +79,7 @@ pub fn run<W: Write>(
     heuristics: &[HeuristicKind],
     pdb_dir: Option<&std::path::Path>,
     time_limit: Option<Duration>,
+    iterations: bool,
     mut out: W,
 ) -> io::Result<Vec<(HeuristicKind, Totals)>> {
     let mut all = Vec::new();
@@ -163,6 +166,9 @@ pub fn run<W: Write>(
                     "  WRONG LENGTH".to_string()
                 }
             )?;
+            if iterations {
+                write_iterations(&mut out, &report.stats.iterations, timed_out)?;
+            }
             out.flush()?;
             totals.instances += 1;
             totals.timed_out += usize::from(timed_out);
@@ -195,6 +201,40 @@ pub fn run<W: Write>(
         all.push((kind, totals));
     }
     Ok(all)
+}
+
+/// One line per iteration under an instance's row: its bound, the nodes it expanded, and what
+/// [`BoundForecast`] predicted for it from the iterations before (the model behind the cluster's
+/// ETAs), with the ratio actual / predicted. The last iteration stops at the answer (or the time
+/// limit), short of what exhausting it would cost: it is marked.
+fn write_iterations<W: Write>(
+    out: &mut W,
+    iterations: &[npuzzle_solver::Iteration],
+    stopped: bool,
+) -> io::Result<()> {
+    let mut forecast = BoundForecast::default();
+    for (i, it) in iterations.iter().enumerate() {
+        let predicted = forecast.predict(it.bound);
+        let last = i + 1 == iterations.len();
+        writeln!(
+            out,
+            "      bound {:>3} {:>14} expanded  forecast {:>14}  actual/forecast {:>6}{}",
+            it.bound,
+            it.expanded,
+            predicted.map_or("-".into(), |p| p.to_string()),
+            predicted.filter(|&p| p > 0).map_or("-".into(), |p| format!(
+                "{:.2}",
+                it.expanded as f64 / p as f64
+            )),
+            match (last, stopped) {
+                (true, true) => "  (stopped by the time limit)",
+                (true, false) => "  (stopped at the answer)",
+                _ => "",
+            }
+        )?;
+        forecast.finished(it.bound, it.expanded);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

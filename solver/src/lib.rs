@@ -26,6 +26,8 @@
 //!   under a bound and [`Solver::search_from`] bound after bound; a unit search stopped by its
 //!   budget or by [`Limits::hand_back`] returns the unsearched rest as [`Piece`]s
 //!   ([`UnitOutcome::Split`]), so nothing searched is lost.
+//! - [`BoundForecast`]: what a bound will cost, from the growth the search measured over its
+//!   earlier bounds (progress bars and ETAs).
 //! - [`Trace`]: what a search costs subtree by subtree ([`Solver::trace_bound`]), for the
 //!   cluster's simulator.
 //! - [`store`] (feature `store`): the pattern databases' files, [`store::TableStore`]: where
@@ -53,6 +55,7 @@
 mod board;
 mod duplicates;
 mod exact;
+mod forecast;
 mod goal;
 mod heuristic;
 mod key;
@@ -68,6 +71,7 @@ mod units;
 pub use board::{Board, IllegalMove, ParseError, Verification};
 pub use duplicates::TRAIL_MOVES;
 pub use exact::{EXACT_MAX_CELLS, ExactDistance};
+pub use forecast::{BoundEstimate, BoundForecast};
 pub use goal::{Goal, GoalError, GoalSpec, ShapeMismatch};
 pub use heuristic::{
     Heuristic, HeuristicKind, LineCodes, LinearConflict, Manhattan, UnknownHeuristic,

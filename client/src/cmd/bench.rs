@@ -36,6 +36,10 @@ pub(crate) struct BenchArgs {
     /// Stop each instance after this many seconds (reported, not counted as wrong).
     #[arg(long, env = "NPUZZLE_BENCH_TIME_LIMIT", value_name = "SECS")]
     time_limit: Option<f64>,
+    /// Under each instance, a line per IDA* iteration: its bound, its nodes, and what the
+    /// cluster's forecast (growth measured on the earlier bounds) predicted for it.
+    #[arg(long, env = "NPUZZLE_BENCH_ITERATIONS")]
+    iterations: bool,
 }
 
 pub(crate) fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -46,6 +50,7 @@ pub(crate) fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         &args.heuristic,
         args.pdb_dir.as_deref(),
         args.time_limit.map(std::time::Duration::from_secs_f64),
+        args.iterations,
         io::stdout().lock(),
     )?;
     Ok(if totals.iter().any(|(_, t)| t.wrong > 0) {
