@@ -81,6 +81,9 @@ pub struct SimReport {
     /// Calls into the scheduler, and the real seconds they took.
     pub events: u64,
     pub scheduler_secs: f64,
+    /// Entries of workers, jobs and tasks the scheduler's loops looked at
+    /// ([`Scheduler::visits`]): its work, counted the same on any machine.
+    pub scheduler_visits: u64,
     pub assignments: u64,
     pub yields: u64,
     pub splits: u64,
@@ -108,6 +111,11 @@ impl SimReport {
     /// Scheduler events per real second of its own time.
     pub fn events_per_sec(&self) -> f64 {
         self.events as f64 / self.scheduler_secs.max(1e-12)
+    }
+
+    /// Entries the scheduler looked at per event: flat if no step scans the cluster.
+    pub fn visits_per_event(&self) -> f64 {
+        self.scheduler_visits as f64 / self.events.max(1) as f64
     }
 
     /// Scheduler events this cluster sent per virtual second.
@@ -398,6 +406,8 @@ struct Sim<'a> {
     seq: u64,
     now: f64,
     running: HashMap<TaskKey, Running>,
+    /// The keys of `running` by worker: what a cancel stops, without a scan of every task.
+    running_on: HashMap<WorkerId, BTreeSet<TaskKey>>,
     generation: u64,
     report: SimReport,
     next_job: usize,
@@ -493,6 +503,7 @@ impl Sim<'_> {
         self.generation += 1;
         let duration = outcome.cost as f64 / self.rate(assignment.job);
         let generation = self.generation;
+        self.running_on.entry(worker).or_default().insert(key);
         self.running.insert(
             key,
             Running {
@@ -510,6 +521,9 @@ impl Sim<'_> {
         let Some(r) = self.running.remove(&key) else {
             return;
         };
+        if let Some(keys) = self.running_on.get_mut(&r.worker) {
+            keys.remove(&key);
+        }
         self.report.busy_secs += r.outcome.cost as f64 / self.rate(key.job);
         let result = UnitResult {
             job: key.job,
@@ -552,10 +566,12 @@ impl Sim<'_> {
     fn cancel(&mut self, worker: WorkerId, job: JobId) {
         let rate = self.rate(job);
         let keys: Vec<TaskKey> = self
-            .running
-            .iter()
-            .filter(|(k, r)| k.job == job && r.worker == worker)
-            .map(|(&k, _)| k)
+            .running_on
+            .get(&worker)
+            .into_iter()
+            .flatten()
+            .filter(|k| k.job == job)
+            .copied()
             .collect();
         for key in keys {
             if let Some(r) = self.running.get_mut(&key) {
@@ -605,6 +621,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
         seq: 0,
         now: 0.0,
         running: HashMap::new(),
+        running_on: HashMap::new(),
         generation: 0,
         report: SimReport {
             slots: config.slots,
@@ -654,6 +671,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
             }
         }
     }
+    sim.report.scheduler_visits = sim.scheduler.visits();
     sim.report.wrong += sim.jobs.len() - sim.answered;
     sim.report.makespan = sim.last_answer;
     sim.report

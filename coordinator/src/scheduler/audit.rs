@@ -212,6 +212,8 @@ impl Scheduler {
     /// newcomer audits nobody), can search `job`'s units.
     pub(super) fn can_audit(&self, job: &Job, reporter: WorkerId) -> bool {
         let shape = job.spec.root.shape();
+        // Once per reporter at a bound's end or an answer, not per event.
+        self.visits.add(self.workers.len());
         self.workers.iter().any(|(&id, w)| {
             id != reporter && w.good > 0 && w.capabilities.can_search(job.spec.heuristic, shape)
         })
@@ -267,6 +269,7 @@ impl Scheduler {
     /// `liar` was caught by an audit: every running job that relied on its reports starts over
     /// from its first bound, and it is dropped as a forger.
     pub(super) fn caught(&mut self, liar: WorkerId) -> Vec<Command> {
+        self.visits.add(self.jobs.len());
         let mut jobs: Vec<JobId> = self
             .jobs
             .iter()
@@ -286,6 +289,8 @@ impl Scheduler {
     /// cannot check itself): the job goes on on the reporter's word, as without audits.
     pub(super) fn release_unauditable(&mut self) -> Vec<Command> {
         let mut released = Vec::new();
+        // Once per tick, not per event.
+        self.visits.add(self.jobs.len());
         for (&job_id, job) in &self.jobs {
             if job.auditing.is_none() {
                 continue;

@@ -3,21 +3,26 @@
 //! still idle, asking running tasks back for the rest of their bound (the largest first, and
 //! every task a newcomer holds, so that a worker that holds units is found out at once).
 
-use std::collections::HashMap;
-
 use super::Scheduler;
 use super::job::TaskState;
-use super::members::Worker;
 use super::messages::{Assignment, Command, JobId, TaskId, WorkerId};
 
 impl Scheduler {
     /// The next (worker, job) to pair: among the workers with free slots, the freest (lowest id
     /// on ties) that can search some job with queued tasks; for it, the job with the fewest
-    /// running tasks (lowest id on ties) among those it can search.
+    /// running tasks (lowest id on ties) among those it can search. In a cluster whose workers
+    /// can all search every job, that is the first free worker and the first runnable job: the
+    /// loops look further only past workers barred from a job (an audit of their own report, a
+    /// newcomer facing an audit, no tables for its shape).
     pub(super) fn next_pairing(&self) -> Option<(WorkerId, JobId)> {
-        self.free.iter().find_map(|&(_, _, wid)| {
+        if self.runnable.is_empty() {
+            return None;
+        }
+        self.free.order.iter().find_map(|&(_, _, wid)| {
+            self.visits.add(1);
             let w = self.workers.get(&wid)?;
             self.runnable.iter().find_map(|&(_, jid)| {
+                self.visits.add(1);
                 let j = self.jobs.get(&jid)?;
                 // An audit never goes to the worker whose report it checks, nor to a newcomer.
                 let next = j.queue.last().and_then(|&t| j.tasks.get(t.index()))?;
@@ -64,7 +69,9 @@ impl Scheduler {
                 iterate: task.iterate,
             };
             let key = (assignment.job, assignment.epoch, tid);
+            self.index_task(job_id, tid, wid);
             self.update_worker(wid, |w| w.outstanding.insert(key));
+            self.hold(job_id, wid);
             self.totals.units_assigned += 1;
             commands.push(Command::Assign {
                 worker: wid,
@@ -73,6 +80,7 @@ impl Scheduler {
             self.reindex(job_id);
         }
         commands.extend(self.ask_back());
+        self.check_indexes();
         commands
     }
 
@@ -81,20 +89,15 @@ impl Scheduler {
     /// brings many pieces), none twice. Every task held by a worker without a good result yet
     /// is asked back at once: an honest newcomer answers within milliseconds (and is trusted
     /// from then on); a worker that holds is found out in one ask timeout, however many of
-    /// them there are.
+    /// them there are. Only tasks some idle worker could search are asked back.
+    ///
+    /// Both come from indexes (`askable`, `newcomer_tasks`): the loops stop after the tasks
+    /// asked, past only those no idle worker can search.
     pub(super) fn ask_back(&mut self) -> Vec<Command> {
         if self.free.is_empty() || self.config.hand_back_after == u64::MAX {
             return Vec::new();
         }
-        let idle: Vec<&Worker> = self
-            .free
-            .iter()
-            .filter_map(|(_, _, id)| self.workers.get(id))
-            .collect();
-        let idle_slots: usize = idle
-            .iter()
-            .map(|w| w.capacity().saturating_sub(w.outstanding.len()))
-            .sum();
+        let idle_slots = self.free.slots;
         let wanted = idle_slots
             .div_ceil(32)
             .saturating_sub(self.asked_out)
@@ -104,50 +107,44 @@ impl Scheduler {
         } else {
             wanted
         };
-        let mut newcomers = Vec::new();
-        let mut searchable: HashMap<JobId, bool> = HashMap::new();
-        let mut asked = 0usize;
-        let mut candidates: Vec<(f64, JobId, TaskId, WorkerId)> = Vec::new();
-        for (&wid, w) in &self.workers {
-            for &(job_id, epoch, tid) in &w.outstanding {
+        let searchable = |job: JobId| {
+            self.jobs
+                .get(&job)
+                .is_some_and(|j| self.free.can_search(j.spec.heuristic, j.spec.root.shape()))
+        };
+        let newcomers: Vec<(JobId, TaskId, WorkerId)> = self
+            .newcomer_tasks
+            .iter()
+            .inspect(|_| self.visits.add(1))
+            .filter(|&&(job, _, _)| searchable(job))
+            .copied()
+            .collect();
+        let mut candidates: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
+        if wanted > 0 {
+            for &(_, job_id, tid) in &self.askable {
+                self.visits.add(1);
                 let Some(job) = self.jobs.get(&job_id) else {
                     continue;
                 };
-                if epoch != job.epoch {
-                    continue;
-                }
-                let Some(task) = job.tasks.get(tid.index()) else {
+                let Some(TaskState::Running { worker, .. }) =
+                    job.tasks.get(tid.index()).map(|t| t.state)
+                else {
                     continue;
                 };
-                match task.state {
-                    TaskState::Running {
-                        asked_back: true, ..
-                    } => asked += 1,
-                    TaskState::Running { .. } if !task.unbudgeted => {
-                        let can = *searchable.entry(job_id).or_insert_with(|| {
-                            let shape = job.spec.root.shape();
-                            idle.iter()
-                                .any(|w| w.capabilities.can_search(job.spec.heuristic, shape))
-                        });
-                        if can && w.good == 0 {
-                            newcomers.push((job_id, tid, wid));
-                        } else if can {
-                            candidates.push((task.predicted, job_id, tid, wid));
-                        }
-                    }
-                    _ => {}
+                // A newcomer's tasks are asked above, whatever `wanted` says.
+                let newcomer = self.workers.get(&worker).is_none_or(|w| w.good == 0);
+                if newcomer || !searchable(job_id) {
+                    continue;
+                }
+                candidates.push((job_id, tid, worker));
+                if candidates.len() == wanted {
+                    break;
                 }
             }
         }
-        debug_assert_eq!(asked, self.asked_out);
-        candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut commands = Vec::new();
         let after_nodes = self.config.hand_back_after;
-        newcomers.sort_unstable();
-        for (job_id, tid, worker) in newcomers {
-            commands.extend(self.ask(job_id, tid, worker, after_nodes));
-        }
-        for &(_, job_id, tid, worker) in candidates.iter().take(wanted) {
+        for (job_id, tid, worker) in newcomers.into_iter().chain(candidates) {
             commands.extend(self.ask(job_id, tid, worker, after_nodes));
         }
         commands
@@ -162,6 +159,7 @@ impl Scheduler {
         worker: WorkerId,
         after_nodes: u64,
     ) -> Option<Command> {
+        self.unindex_task(job_id, tid);
         let job = self.jobs.get_mut(&job_id)?;
         let task = &mut job.tasks[tid.index()];
         task.state = TaskState::Running {

@@ -38,11 +38,16 @@ impl Worker {
     pub(super) fn capacity(&self) -> usize {
         self.slots.min(TRIAL_SLOTS << self.good.min(16))
     }
+
+    /// Tasks it could take now.
+    pub(super) fn free_slots(&self) -> usize {
+        self.capacity().saturating_sub(self.outstanding.len())
+    }
 }
 
 /// A worker's key in [`Scheduler::free`], if it has a free slot.
 pub(super) fn free_key(id: WorkerId, w: &Worker) -> Option<FreeKey> {
-    let free = w.capacity().saturating_sub(w.outstanding.len());
+    let free = w.free_slots();
     let proven = w.good > 0;
     // Among newcomers, claimed slots buy no precedence: the earliest joined goes first.
     let rank = if proven { free } else { free.min(1) };
@@ -55,20 +60,19 @@ pub(super) fn free_key(id: WorkerId, w: &Worker) -> Option<FreeKey> {
 pub(super) type FreeKey = (Reverse<bool>, Reverse<usize>, WorkerId);
 
 impl Scheduler {
-    /// Changes worker `id` (its outstanding assignments), keeping [`Scheduler::free`] in step.
+    /// Changes worker `id` (its outstanding assignments, trust or capabilities), keeping
+    /// [`Scheduler::free`] and the busy slots in step.
     pub(super) fn update_worker<R>(
         &mut self,
         id: WorkerId,
         f: impl FnOnce(&mut Worker) -> R,
     ) -> Option<R> {
         let w = self.workers.get_mut(&id)?;
-        if let Some(key) = free_key(id, w) {
-            self.free.remove(&key);
-        }
+        self.free.remove(id, w);
+        let before = w.outstanding.len();
         let r = f(w);
-        if let Some(key) = free_key(id, w) {
-            self.free.insert(key);
-        }
+        self.busy_slots = self.busy_slots + w.outstanding.len() - before;
+        self.free.insert(id, w);
         Some(r)
     }
 
@@ -83,7 +87,7 @@ impl Scheduler {
 
     /// Assignments out on workers.
     pub fn busy_slots(&self) -> usize {
-        self.workers.values().map(|w| w.outstanding.len()).sum()
+        self.busy_slots
     }
 
     /// Assignments out on worker `id` (0 for a worker it does not know).
@@ -93,10 +97,31 @@ impl Scheduler {
 
     /// The shapes some connected worker holds pattern databases for.
     pub fn pdb_shapes(&self) -> BTreeSet<Shape> {
-        self.workers
-            .values()
-            .flat_map(|w| w.capabilities.pdb_shapes.iter().copied())
-            .collect()
+        self.table_holders.keys().copied().collect()
+    }
+
+    /// Strikes `shape` from what worker `id` said it holds tables for; whether it had claimed it.
+    pub(super) fn revoke(&mut self, id: WorkerId, shape: Shape) -> bool {
+        let revoked = self
+            .update_worker(id, |w| w.capabilities.pdb_shapes.remove(&shape))
+            .unwrap_or(false);
+        if revoked {
+            self.count_tables(shape, false);
+        }
+        revoked
+    }
+
+    /// One worker more (`joined`) or less holding tables for `shape`.
+    fn count_tables(&mut self, shape: Shape, joined: bool) {
+        let n = self.table_holders.entry(shape).or_default();
+        if joined {
+            *n += 1;
+        } else {
+            *n -= 1;
+        }
+        if *n == 0 {
+            self.table_holders.remove(&shape);
+        }
     }
 
     /// A worker joined with `slots` search threads and `capabilities`.
@@ -119,8 +144,9 @@ impl Scheduler {
             confirmed: 0,
         };
         self.total_slots += worker.slots;
-        if let Some(key) = free_key(id, &worker) {
-            self.free.insert(key);
+        self.free.insert(id, &worker);
+        for &shape in &worker.capabilities.pdb_shapes {
+            self.count_tables(shape, true);
         }
         self.workers.insert(id, worker);
         self.dispatch()
@@ -151,6 +177,7 @@ impl Scheduler {
             .into_iter()
             .collect();
         let mut touched = BTreeSet::new();
+        self.visits.add(worker.outstanding.len());
         for (job_id, epoch, tid) in worker.outstanding {
             touched.insert(job_id);
             let Some(job) = self.jobs.get_mut(&job_id) else {
@@ -180,13 +207,29 @@ impl Scheduler {
         commands
     }
 
-    /// Forgets worker `id` and its place in the indexes.
+    /// Forgets worker `id` and its place in the indexes: its assignments are no longer held by
+    /// it, nor its running tasks to be asked back from it (their states are the caller's).
     pub(super) fn remove_worker_entry(&mut self, id: WorkerId) -> Option<Worker> {
         let worker = self.workers.remove(&id)?;
-        if let Some(key) = free_key(id, &worker) {
-            self.free.remove(&key);
-        }
+        self.free.remove(id, &worker);
         self.total_slots -= worker.slots;
+        self.busy_slots -= worker.outstanding.len();
+        for &shape in &worker.capabilities.pdb_shapes {
+            self.count_tables(shape, false);
+        }
+        self.visits.add(worker.outstanding.len());
+        for &(job_id, epoch, tid) in &worker.outstanding {
+            self.release(job_id, id);
+            let current = self.jobs.get(&job_id).is_some_and(|j| {
+                j.epoch == epoch
+                    && j.tasks.get(tid.index()).is_some_and(
+                        |t| matches!(t.state, TaskState::Running { worker, .. } if worker == id),
+                    )
+            });
+            if current {
+                self.unindex_task(job_id, tid);
+            }
+        }
         Some(worker)
     }
 
@@ -205,6 +248,8 @@ impl Scheduler {
         let mut holders = BTreeSet::new();
         let mut too_old = Vec::new();
         let mut stale_audits = Vec::new();
+        // Once per tick, not per event: a scan of every assignment out is affordable here.
+        self.visits.add(self.busy_slots);
         for (&wid, w) in &self.workers {
             for &(job_id, epoch, tid) in &w.outstanding {
                 let Some(job) = self.jobs.get(&job_id) else {

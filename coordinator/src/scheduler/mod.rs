@@ -15,6 +15,8 @@
 //! - `audit.rs`: audits and probation.
 //! - `reports.rs`: what each kind of report does to its job.
 //! - `dispatch.rs`: free slots paired with queued tasks, and running tasks asked back.
+//! - `index.rs`: what an event looks up instead of scanning the cluster (free workers, running
+//!   tasks by size, each job's holders), and the count of entries visited.
 //! - here: [`Scheduler`], its events, and the bound-to-bound life of a job.
 //!
 //! # How a job is searched
@@ -88,13 +90,16 @@ mod admission;
 mod audit;
 mod config;
 mod dispatch;
+mod index;
 mod job;
 mod members;
 mod messages;
 mod reports;
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Instant;
+
+use npuzzle_solver::Shape;
 
 pub use admission::{Capabilities, HeuristicUnavailable, choose_heuristic};
 pub use config::{InvalidSchedulerConfig, SchedulerConfig};
@@ -104,8 +109,9 @@ pub use messages::{
 };
 
 use audit::{Auditing, MAX_LIE_RESTARTS};
+use index::{AskKey, FreeWorkers, Visits};
 use job::{Job, MAX_BOUND_STEP, TaskState, Unit};
-use members::{FreeKey, Worker};
+use members::Worker;
 use reports::Reported;
 
 /// The scheduling state machine.
@@ -117,14 +123,28 @@ pub struct Scheduler {
     totals: Totals,
     jobs: HashMap<JobId, Job>,
     workers: HashMap<WorkerId, Worker>,
-    /// Workers with free slots, in [`FreeKey`] order.
-    free: BTreeSet<FreeKey>,
+    /// Workers with free slots, in the order they are filled.
+    free: FreeWorkers,
     /// Jobs with queued tasks, the fewest running first (lowest id on ties).
     runnable: BTreeSet<(usize, JobId)>,
     /// Slots over all workers.
     total_slots: usize,
+    /// Assignments out over all workers.
+    busy_slots: usize,
+    /// Workers holding pattern databases, per shape (what [`Scheduler::pdb_shapes`] reports).
+    table_holders: BTreeMap<Shape, usize>,
     /// Running tasks asked back and not yet reported.
     asked_out: usize,
+    /// Running tasks of the current epochs that may be asked back, the largest first: what
+    /// idle slots ask for without looking at every task out.
+    askable: BTreeSet<AskKey>,
+    /// Those of them held by workers without a good result yet: all asked back at once.
+    newcomer_tasks: BTreeSet<(JobId, TaskId, WorkerId)>,
+    /// Per job, the workers holding one of its assignments (any epoch) and how many: who gets
+    /// a cancel when it ends.
+    holders: HashMap<JobId, BTreeMap<WorkerId, usize>>,
+    /// Entries its loops looked at ([`Scheduler::visits`]).
+    visits: Visits,
     /// The latest time an event brought (the scheduler has no clock of its own).
     clock: Option<Instant>,
 }
@@ -137,10 +157,16 @@ impl Scheduler {
             totals: Totals::default(),
             jobs: HashMap::new(),
             workers: HashMap::new(),
-            free: BTreeSet::new(),
+            free: FreeWorkers::default(),
             runnable: BTreeSet::new(),
             total_slots: 0,
+            busy_slots: 0,
+            table_holders: BTreeMap::new(),
             asked_out: 0,
+            askable: BTreeSet::new(),
+            newcomer_tasks: BTreeSet::new(),
+            holders: HashMap::new(),
+            visits: Visits::default(),
             clock: None,
         }
     }
@@ -166,6 +192,7 @@ impl Scheduler {
 
     /// Tasks waiting for a slot, over all jobs.
     pub fn queue_depth(&self) -> usize {
+        self.visits.add(self.jobs.len());
         self.jobs.values().map(|j| j.queue.len()).sum()
     }
 
@@ -177,6 +204,7 @@ impl Scheduler {
     /// Assignments, splits and requeues since the start, over every job.
     pub fn totals(&self) -> Totals {
         let mut totals = self.totals;
+        self.visits.add(self.jobs.len());
         for job in self.jobs.values() {
             totals.units_split += job.stats.splits as u64;
             totals.units_requeued += job.stats.requeued as u64;
@@ -186,10 +214,12 @@ impl Scheduler {
 
     /// Forgets a job that is over, keeping its counts in the totals.
     fn retire(&mut self, job: JobId) -> Option<Job> {
+        self.unindex_job(job);
         let job = self.jobs.remove(&job)?;
         if let Some(key) = job.indexed {
             self.runnable.remove(&key);
         }
+        self.visits.add(job.tasks.len());
         let asked = job.asked_out();
         self.asked_out -= asked;
         self.totals.units_split += job.stats.splits as u64;
@@ -204,6 +234,8 @@ impl Scheduler {
     /// Drops workers whose lease expired.
     pub fn tick(&mut self, now: Instant) -> Vec<Command> {
         let timeout = self.config.lease_timeout;
+        // Once per tick, not per event: a scan of the workers is affordable here.
+        self.visits.add(self.workers.len());
         let mut expired: Vec<WorkerId> = self
             .workers
             .iter()
@@ -218,6 +250,7 @@ impl Scheduler {
         }
         commands.extend(self.check_held(now));
         commands.extend(self.release_unauditable());
+        self.check_indexes();
         commands
     }
 
@@ -257,6 +290,7 @@ impl Scheduler {
             lies_seen: 0,
         };
         job.start(&self.config, self.slots());
+        self.visits.add(job.units.len() + job.tasks.len());
         job.stats.units = job.tasks.len();
         let mut commands = vec![job.progress(false)];
         self.jobs.insert(id, job);
@@ -281,7 +315,7 @@ impl Scheduler {
 
     /// The end of `job`, already retired: every worker holding one of its tasks is told to
     /// stop, and the caller gets its outcome and stats.
-    fn finish(&self, job: Job, outcome: JobOutcome) -> Vec<Command> {
+    fn finish(&mut self, job: Job, outcome: JobOutcome) -> Vec<Command> {
         let id = job.spec.id;
         let mut commands = self.cancel_everywhere(id);
         commands.push(Command::Finish {
@@ -292,16 +326,13 @@ impl Scheduler {
         commands
     }
 
-    fn cancel_everywhere(&self, job: JobId) -> Vec<Command> {
-        let mut workers: Vec<WorkerId> = self
-            .workers
-            .iter()
-            .filter(|(_, w)| w.outstanding.iter().any(|&(j, _, _)| j == job))
-            .map(|(&id, _)| id)
-            .collect();
-        workers.sort_unstable();
-        workers
-            .into_iter()
+    /// A cancel for every worker holding an assignment of `job` (of any epoch), in worker
+    /// order; the job's holders are forgotten (it is over: late results only free slots).
+    fn cancel_everywhere(&mut self, job: JobId) -> Vec<Command> {
+        let holders = self.holders.remove(&job).unwrap_or_default();
+        self.visits.add(holders.len());
+        holders
+            .into_keys()
             .map(|worker| Command::Cancel { worker, job })
             .collect()
     }
@@ -326,6 +357,7 @@ impl Scheduler {
         if held != Some(true) {
             return Vec::new();
         }
+        self.release(result.job, worker);
         let mut commands = Vec::new();
         if let Some(job) = self.jobs.get_mut(&result.job) {
             job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
@@ -338,6 +370,13 @@ impl Scheduler {
                 .map(|t| t.state);
             let current =
                 matches!(state, Some(TaskState::Running { worker: w, .. }) if w == worker);
+            if current {
+                // Answered: whatever the report, the task stops running here.
+                self.unindex_task(result.job, result.task);
+            }
+            let Some(job) = self.jobs.get_mut(&result.job) else {
+                return commands;
+            };
             if matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker)
             {
                 // It answered: no longer out as an ask.
@@ -353,6 +392,7 @@ impl Scheduler {
                     Report::Found(_) | Report::Exhausted { .. } | Report::Split { .. }
                 )
             {
+                self.promote(worker);
                 self.update_worker(worker, |w| {
                     w.failures = 0;
                     w.good = w.good.saturating_add(1);
@@ -449,6 +489,7 @@ impl Scheduler {
         }
         // Barrier reached: every task exhausted this bound.
         let mut commands = vec![job.progress(true)];
+        self.visits.add(job.units.len());
         let mut total = 0u64;
         for unit in job.units.iter_mut().filter(|u| !u.retired) {
             unit.last_nodes = unit.nodes;
@@ -464,11 +505,12 @@ impl Scheduler {
         let claims = std::mem::take(&mut job.claims);
         job.deferred = std::mem::take(&mut job.probation_claims);
         let audits = self.audits_of(job_id, claims, |c| c.bound.unwrap_or(next - 1), false);
-        let Some(job) = self.jobs.get_mut(&job_id) else {
-            return commands;
-        };
         if !audits.is_empty() {
             // The next bound waits until other workers have searched these again.
+            self.unindex_job(job_id);
+            let Some(job) = self.jobs.get_mut(&job_id) else {
+                return commands;
+            };
             job.auditing = Some(Auditing::Bound { next });
             job.start_audits(audits);
             return commands;
@@ -482,6 +524,7 @@ impl Scheduler {
     /// the job's new tasks too.
     fn restart(&mut self, job_id: JobId) -> Vec<Command> {
         let slots = self.slots();
+        self.unindex_job(job_id);
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
@@ -495,6 +538,7 @@ impl Scheduler {
         job.epoch += 1;
         job.stats.bounds = vec![job.floor];
         job.start(&self.config, slots);
+        self.visits.add(job.units.len() + job.tasks.len());
         job.stats.units += job.tasks.len();
         let progress = job.progress(false);
         self.asked_out -= asked;
@@ -533,6 +577,7 @@ impl Scheduler {
         job.epoch += 1;
         job.stats.bounds.push(job.bound);
         job.queue_all(&self.config, slots);
+        self.visits.add(job.units.len() + job.tasks.len());
         job.stats.units += job.tasks.len();
         commands.push(job.progress(false));
         commands

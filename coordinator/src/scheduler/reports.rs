@@ -99,11 +99,12 @@ impl Scheduler {
             );
         }
         let held = r.scrutiny.audited() && len > job.floor && self.can_audit(job, r.worker);
-        let Some(job) = self.jobs.get_mut(&r.job) else {
-            return Vec::new();
-        };
         if held {
             // Hold the answer until another worker finds nothing shorter.
+            self.unindex_job(r.job);
+            let Some(job) = self.jobs.get_mut(&r.job) else {
+                return Vec::new();
+            };
             job.reporters.insert(r.worker);
             job.auditing = Some(Auditing::Answer { path, bounds });
             let task = &job.tasks[r.task.index()];
@@ -159,6 +160,10 @@ impl Scheduler {
             // probation, searched again under one below it by others.
             let deferred = std::mem::take(&mut job.deferred);
             let audits = self.audits_of(r.job, deferred, |_| len.saturating_sub(1), true);
+            if !audits.is_empty() {
+                // The bound's other tasks run on unheeded (their epoch is over).
+                self.unindex_job(r.job);
+            }
             if !audits.is_empty()
                 && let Some(job) = self.jobs.get_mut(&r.job)
             {
@@ -217,6 +222,10 @@ impl Scheduler {
         next_bound: u32,
         pieces: Vec<HandedBack>,
     ) -> Vec<Command> {
+        if r.iterate {
+            // A whole job's tasks are replaced by the pieces of its one task.
+            self.unindex_job(r.job);
+        }
         let Some(job) = self.jobs.get_mut(&r.job) else {
             return Vec::new();
         };
@@ -354,14 +363,17 @@ impl Scheduler {
         if let Report::Unsupported(e) = &report {
             // Its hello promised more than it has: send it no more of these.
             tracing::warn!(job = job_id.0, worker = worker.0, error = %e, "unit unsupported; requeued");
-            let shape = job.spec.root.shape();
-            if job.spec.heuristic == HeuristicKind::Pdb
-                && let Some(w) = self.workers.get_mut(&worker)
-                && w.capabilities.pdb_shapes.remove(&shape)
-            {
+            let (shape, pdb) = (
+                job.spec.root.shape(),
+                job.spec.heuristic == HeuristicKind::Pdb,
+            );
+            if pdb && self.revoke(worker, shape) {
                 commands.push(Command::Revoked { worker, shape });
             }
         }
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return commands;
+        };
         job.tasks[r.task.index()].state = TaskState::Pending;
         job.queue.push(r.task);
         job.stats.requeued += 1;

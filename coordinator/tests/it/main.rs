@@ -23,6 +23,7 @@ mod pattern_databases;
 mod persistent_cache;
 mod reflection;
 mod rejoin_race;
+mod scheduler_scaling;
 mod scheduler_sim;
 mod settings;
 mod silent_fakes;

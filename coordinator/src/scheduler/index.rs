@@ -1,0 +1,295 @@
+//! The scheduler's indexes: what an event looks up instead of scanning the cluster, so that the
+//! cost of an event does not grow with the workers, the jobs or the tasks running (issue 23).
+//!
+//! - [`FreeWorkers`]: the workers with free slots, in the order slots are filled, with their free
+//!   slots in all and, per shape, how many of them hold tables for it (can an idle slot search a
+//!   job's tasks?).
+//! - `askable` ([`AskKey`]): the running tasks of the current epochs that may be asked back,
+//!   the largest predicted first; `newcomer_tasks` those of them held by workers without a good
+//!   result yet (asked back at once).
+//! - `holders`: per job, the workers holding one of its assignments (of any epoch), for the
+//!   cancels when it ends.
+//! - Counters: busy slots, and the workers holding tables per shape.
+//!
+//! Each is updated where the state it mirrors changes: a task's entry in `askable` goes in when
+//! it is handed out and comes out before its state changes (answered, asked back, requeued,
+//! its epoch over, its job retired). [`Scheduler::visits`] counts the entries the scheduler's
+//! loops look at: a deterministic cost per event, which a test keeps from growing with the
+//! cluster.
+
+use std::cell::Cell;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, HashMap};
+
+use npuzzle_solver::{HeuristicKind, Shape};
+
+use super::Scheduler;
+use super::job::TaskState;
+use super::members::{FreeKey, Worker, free_key};
+use super::messages::{JobId, TaskId, WorkerId};
+
+/// A task's predicted size, ordered as `f64::total_cmp` orders it, so that it can key an index.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Size(pub(super) f64);
+
+impl PartialEq for Size {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Size {}
+impl PartialOrd for Size {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Size {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// A running task's place in `Scheduler::askable`: the largest predicted first, then the lowest
+/// job id, then the lowest task id (the order in which tasks are asked back).
+pub(super) type AskKey = (Reverse<Size>, JobId, TaskId);
+
+/// The workers with free slots.
+#[derive(Default)]
+pub(super) struct FreeWorkers {
+    /// In the order slots are filled ([`FreeKey`]).
+    pub(super) order: BTreeSet<FreeKey>,
+    /// Free slots over them: how many slots would idle if no task were queued.
+    pub(super) slots: usize,
+    /// How many of them hold pattern databases for each shape.
+    by_shape: HashMap<Shape, usize>,
+}
+
+impl FreeWorkers {
+    /// Indexes worker `id` if it has a free slot. Call after any change to the worker.
+    pub(super) fn insert(&mut self, id: WorkerId, w: &Worker) {
+        let Some(key) = free_key(id, w) else {
+            return;
+        };
+        if self.order.insert(key) {
+            self.slots += w.free_slots();
+            for &shape in &w.capabilities.pdb_shapes {
+                *self.by_shape.entry(shape).or_default() += 1;
+            }
+        }
+    }
+
+    /// Takes worker `id` out, if it is in. Call before any change to the worker.
+    pub(super) fn remove(&mut self, id: WorkerId, w: &Worker) {
+        let Some(key) = free_key(id, w) else {
+            return;
+        };
+        if self.order.remove(&key) {
+            self.slots -= w.free_slots();
+            for shape in &w.capabilities.pdb_shapes {
+                if let Some(n) = self.by_shape.get_mut(shape) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.by_shape.remove(shape);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Whether some worker with a free slot can search units of `shape` with `heuristic` (as
+    /// [`Capabilities::can_search`](super::Capabilities::can_search) asks of one worker).
+    pub(super) fn can_search(&self, heuristic: HeuristicKind, shape: Shape) -> bool {
+        if heuristic == HeuristicKind::Pdb {
+            self.by_shape.contains_key(&shape)
+        } else {
+            !self.order.is_empty()
+        }
+    }
+}
+
+/// Entries the scheduler's loops looked at, since it started.
+#[derive(Default)]
+pub(super) struct Visits(Cell<u64>);
+
+impl Visits {
+    pub(super) fn add(&self, n: usize) {
+        self.0.set(self.0.get().saturating_add(n as u64));
+    }
+
+    pub(super) fn get(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+impl Scheduler {
+    /// Entries of workers, jobs, units and tasks the scheduler's loops have looked at so far: a
+    /// deterministic measure of its work (the same events give the same count on any machine),
+    /// for tests and the simulator. Divided by the events, it should not grow with the cluster.
+    pub fn visits(&self) -> u64 {
+        self.visits.get()
+    }
+
+    /// Task `tid` of `job_id` was just handed to `worker`: indexed to be asked back, unless it
+    /// can never be (searched without a budget: audits, tasks that could not be cut).
+    pub(super) fn index_task(&mut self, job_id: JobId, tid: TaskId, worker: WorkerId) {
+        let Some(task) = self
+            .jobs
+            .get(&job_id)
+            .and_then(|j| j.tasks.get(tid.index()))
+        else {
+            return;
+        };
+        if task.unbudgeted {
+            return;
+        }
+        self.askable
+            .insert((Reverse(Size(task.predicted)), job_id, tid));
+        if self.workers.get(&worker).is_some_and(|w| w.good == 0) {
+            self.newcomer_tasks.insert((job_id, tid, worker));
+        }
+    }
+
+    /// Takes task `tid` of `job_id` (of the job's current epoch) out of the ask-back indexes, if
+    /// it is there. Call before its state changes.
+    pub(super) fn unindex_task(&mut self, job_id: JobId, tid: TaskId) {
+        let Some(task) = self
+            .jobs
+            .get(&job_id)
+            .and_then(|j| j.tasks.get(tid.index()))
+        else {
+            return;
+        };
+        if let TaskState::Running {
+            worker,
+            asked_back: false,
+        } = task.state
+        {
+            self.askable
+                .remove(&(Reverse(Size(task.predicted)), job_id, tid));
+            self.newcomer_tasks.remove(&(job_id, tid, worker));
+        }
+    }
+
+    /// Takes every task of `job_id`'s current epoch out of the ask-back indexes: call before its
+    /// tasks are replaced (a new bound, audits, a restart) or it is retired. Costs the job's
+    /// tasks, which the bound that made them paid for already.
+    pub(super) fn unindex_job(&mut self, job_id: JobId) {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
+        self.visits.add(job.tasks.len());
+        for (i, task) in job.tasks.iter().enumerate() {
+            if let TaskState::Running {
+                worker,
+                asked_back: false,
+            } = task.state
+            {
+                let tid = TaskId::at(i);
+                self.askable
+                    .remove(&(Reverse(Size(task.predicted)), job_id, tid));
+                self.newcomer_tasks.remove(&(job_id, tid, worker));
+            }
+        }
+    }
+
+    /// `worker` is about to earn a good result: if it is its first, the tasks it runs are no
+    /// longer a newcomer's (a newcomer holds at most [`TRIAL_SLOTS`](super::members::TRIAL_SLOTS)).
+    pub(super) fn promote(&mut self, worker: WorkerId) {
+        let Some(w) = self.workers.get(&worker).filter(|w| w.good == 0) else {
+            return;
+        };
+        for &(job, _, tid) in &w.outstanding {
+            self.newcomer_tasks.remove(&(job, tid, worker));
+        }
+    }
+
+    /// `worker` now holds an assignment of `job`.
+    pub(super) fn hold(&mut self, job: JobId, worker: WorkerId) {
+        *self
+            .holders
+            .entry(job)
+            .or_default()
+            .entry(worker)
+            .or_default() += 1;
+    }
+
+    /// `worker` no longer holds an assignment of `job` (answered, or the worker left).
+    pub(super) fn release(&mut self, job: JobId, worker: WorkerId) {
+        let Some(held) = self.holders.get_mut(&job) else {
+            return;
+        };
+        if let Some(n) = held.get_mut(&worker) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&worker);
+            }
+        }
+        if held.is_empty() {
+            self.holders.remove(&job);
+        }
+    }
+
+    /// In debug builds (the tests), checks every index against the state it mirrors, after each
+    /// event of a cluster of at most 64 workers: a scan of everything, which the scheduler's
+    /// tests can afford on the clusters they build and the scaling test's large ones could not.
+    pub(super) fn check_indexes(&self) {
+        #[cfg(debug_assertions)]
+        if self.workers.len() <= 64 {
+            self.assert_indexes();
+        }
+    }
+
+    #[cfg(debug_assertions)]
+    fn assert_indexes(&self) {
+        use std::collections::BTreeMap;
+        let mut askable = BTreeSet::new();
+        let mut newcomers = BTreeSet::new();
+        let mut holders: HashMap<JobId, BTreeMap<WorkerId, usize>> = HashMap::new();
+        let mut free = FreeWorkers::default();
+        let mut busy = 0;
+        for (&wid, w) in &self.workers {
+            free.insert(wid, w);
+            busy += w.outstanding.len();
+            for &(job_id, epoch, tid) in &w.outstanding {
+                *holders.entry(job_id).or_default().entry(wid).or_default() += 1;
+                let Some(job) = self.jobs.get(&job_id).filter(|j| j.epoch == epoch) else {
+                    continue;
+                };
+                let task = &job.tasks[tid.index()];
+                if task.state
+                    == (TaskState::Running {
+                        worker: wid,
+                        asked_back: false,
+                    })
+                    && !task.unbudgeted
+                {
+                    askable.insert((Reverse(Size(task.predicted)), job_id, tid));
+                    if w.good == 0 {
+                        newcomers.insert((job_id, tid, wid));
+                    }
+                }
+            }
+        }
+        assert_eq!(askable, self.askable, "askable");
+        assert_eq!(newcomers, self.newcomer_tasks, "newcomer tasks");
+        assert_eq!(free.order, self.free.order, "free workers");
+        assert_eq!(free.slots, self.free.slots, "free slots");
+        assert_eq!(free.by_shape, self.free.by_shape, "free workers by shape");
+        assert_eq!(busy, self.busy_slots, "busy slots");
+        let live: HashMap<JobId, BTreeMap<WorkerId, usize>> = holders
+            .into_iter()
+            .filter(|(j, _)| self.jobs.contains_key(j))
+            .collect();
+        let indexed: HashMap<JobId, BTreeMap<WorkerId, usize>> = self
+            .holders
+            .iter()
+            .filter(|(j, _)| self.jobs.contains_key(j))
+            .map(|(&j, h)| (j, h.clone()))
+            .collect();
+        assert_eq!(live, indexed, "holders");
+    }
+}
