@@ -55,6 +55,15 @@ pub struct SearchView {
     pub units_done: usize,
     pub units_total: usize,
     pub nodes: u64,
+    /// Nodes the current bound has expanded so far.
+    pub bound_nodes: u64,
+    /// The current bound's forecast, once two bounds have finished (see `BoundForecast`): what
+    /// exhausting it should expand, the fraction done, the seconds left at its rate so far, and
+    /// what the next bound should expand.
+    pub predicted_nodes: Option<u64>,
+    pub fraction: Option<f64>,
+    pub eta_secs: Option<f64>,
+    pub next_bound_nodes: Option<u64>,
     /// Since the search started.
     pub elapsed_ms: u64,
     /// Requests waiting for its answer.
@@ -97,6 +106,8 @@ impl Recent {
 /// `flight` as the console shows it, with `waiters` waiting for it.
 fn view(flight: &Flight, waiters: usize) -> SearchView {
     let state = flight.state.borrow();
+    let outlook = state.bounds_seen.outlook(std::time::Instant::now());
+    let estimate = outlook.estimate;
     SearchView {
         job: flight.job,
         board: flight.board.to_string(),
@@ -107,6 +118,11 @@ fn view(flight: &Flight, waiters: usize) -> SearchView {
         units_done: state.units_done,
         units_total: state.units_total,
         nodes: state.nodes,
+        bound_nodes: outlook.nodes_in_bound,
+        predicted_nodes: estimate.map(|e| e.predicted_nodes),
+        fraction: estimate.map(|e| e.fraction),
+        eta_secs: estimate.and_then(|e| e.eta_secs),
+        next_bound_nodes: estimate.and_then(|e| e.next_bound_nodes),
         elapsed_ms: flight.started.elapsed().as_millis() as u64,
         waiters,
     }

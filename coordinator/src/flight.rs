@@ -24,6 +24,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::cluster::JobEvent;
 use crate::flights::{FlightKey, Left};
+use crate::progress::BoundTracker;
 use crate::scheduler::{JobId, JobOutcome, JobSpec, JobStats};
 use crate::state::Shared;
 
@@ -84,6 +85,8 @@ pub(crate) struct FlightState {
     pub units_done: usize,
     pub units_total: usize,
     pub bound_finished: bool,
+    /// The current bound's nodes and forecast.
+    pub bounds_seen: BoundTracker,
     pub end: Option<FlightEnd>,
 }
 
@@ -311,6 +314,7 @@ impl Shared {
                     s.units_done = units_done;
                     s.units_total = units_total;
                     s.bound_finished = finished;
+                    s.bounds_seen.report(bound, nodes, finished, Instant::now());
                 }),
                 JobEvent::Finished { outcome, stats } => {
                     tracing::info!(

@@ -68,6 +68,7 @@ pub mod health;
 pub mod http;
 pub mod incoming;
 pub mod metrics;
+mod progress;
 pub mod quarantine;
 pub mod scheduler;
 pub mod service;

@@ -23,6 +23,9 @@ use crate::scheduler::WorkerId;
 use crate::solve::{Begun, SolveError};
 use crate::wire::{bound_event, queued_event, result_event, result_from_wire};
 
+/// Within a bound, `SolveStream` reports the search's progress at most this often.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
 /// The state both services hold (defined in `state.rs`, named here for the services' users).
 pub use crate::state::Shared;
 
@@ -158,6 +161,7 @@ impl SolverRpc for SolverService {
         };
         tokio::spawn(async move {
             let mut last = (0u32, false);
+            let mut last_sent = Instant::now();
             let (queued_tx, progress_tx) = (tx.clone(), tx.clone());
             let following = shared.follow(
                 &search,
@@ -166,13 +170,15 @@ impl SolverRpc for SolverService {
                     let _ = queued_tx.try_send(Ok(queued_event(flight, running_jobs)));
                 },
                 |s| {
-                    // Only bound changes and bound completions (at most two events per bound,
-                    // never per node). The flight's state is a watch channel, so bounds that
-                    // pass while this task is busy are coalesced into the latest, and
-                    // `try_send` drops an event rather than queue it for a client that does
-                    // not read.
-                    if s.bound > 0 && (s.bound, s.bound_finished) != last {
+                    // Bound changes and bound completions, and within a bound at most one
+                    // update a second (its nodes, forecast and ETA): never per node. The
+                    // flight's state is a watch channel, so bounds that pass while this task
+                    // is busy are coalesced into the latest, and `try_send` drops an event
+                    // rather than queue it for a client that does not read.
+                    let changed = (s.bound, s.bound_finished) != last;
+                    if s.bound > 0 && (changed || last_sent.elapsed() >= PROGRESS_EVERY) {
                         last = (s.bound, s.bound_finished);
+                        last_sent = Instant::now();
                         let _ = progress_tx.try_send(Ok(bound_event(s)));
                     }
                 },

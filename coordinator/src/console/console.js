@@ -189,6 +189,7 @@ function render(s) {
     [x.bound || ""],
     [x.bounds.join(" → ")],
     [x.units_total ? `${x.units_done} / ${x.units_total}` : "whole"],
+    [boundProgress(x)],
     [number(x.nodes)],
     [seconds(x.elapsed_ms)],
     [x.waiters],
@@ -217,13 +218,22 @@ function render(s) {
   if (pending) {
     const running = s.searches.find((x) => x.board === pending);
     if (running && running.bounds.length) {
+      const outlook = running.predicted_nodes != null ? `; this bound ${boundProgress(running)}` : "";
       status(
         `searching… bound ${running.bound} (bounds so far ${running.bounds.join(" → ")}), ` +
-          `${number(running.nodes)} nodes, ${seconds(running.elapsed_ms)}`,
+          `${number(running.nodes)} nodes, ${seconds(running.elapsed_ms)}${outlook}`,
       );
     }
   }
   previous = s;
+}
+
+// The current bound's nodes, and once two bounds have finished its forecast: the share done of
+// what it should expand, and the time left at its rate so far.
+function boundProgress(x) {
+  if (x.predicted_nodes == null) return x.bound_nodes ? number(x.bound_nodes) : "";
+  const eta = x.eta_secs != null ? `, ETA ${seconds(x.eta_secs * 1000)}` : "";
+  return `${Math.floor(x.fraction * 100)}% of ~${number(x.predicted_nodes)}${eta}`;
 }
 
 // ---- the solve form and the player -----------------------------------------------------------

@@ -1,5 +1,5 @@
-//! `SolveStream`: queued, then each bound as it starts and finishes (never per node), then the
-//! result; a cached answer is one result event.
+//! `SolveStream`: queued, then each bound as it starts and finishes, with at most an update a
+//! second within it (never per node), then the result; a cached answer is one result event.
 
 use crate::common::{Cluster, eager_config, korf, replays_to_blank_first, request};
 use npuzzle_proto::v1;
@@ -25,7 +25,9 @@ async fn progress_then_the_optimal_result() {
     cluster.add_worker(2).await;
     let mut client = cluster.client().await;
     let (_, optimal, tiles) = korf(&[42]).remove(0);
+    let started = std::time::Instant::now();
     let events = stream_events(&mut client, &tiles).await;
+    let took = started.elapsed().as_secs() as usize;
     assert!(
         matches!(events.first(), Some(Event::Queued(_))),
         "{events:?}"
@@ -47,12 +49,23 @@ async fn progress_then_the_optimal_result() {
             .iter()
             .all(|b| b.units_total > 0 && b.units_done <= b.units_total)
     );
-    // A sane rate: at most a start and a finish per bound.
+    // A sane rate: at most a start and a finish per bound, and an update a second within one.
     assert!(
-        bounds.len() <= 2 * (optimal / 2 + 1),
-        "{} progress events",
+        bounds.len() <= 2 * (optimal / 2 + 1) + took + 1,
+        "{} progress events in {took} s",
         bounds.len()
     );
+    // The forecast, where there is one, is consistent with the counts it comes with.
+    for b in &bounds {
+        assert!(b.nodes_in_bound <= b.nodes, "{b:?}");
+        assert!((0.0..=1.0).contains(&b.fraction), "{b:?}");
+        if b.predicted_nodes > 0 {
+            assert!(b.predicted_nodes >= b.nodes_in_bound, "{b:?}");
+            assert!(!b.finished, "{b:?}");
+        } else {
+            assert_eq!((b.fraction, b.eta_seconds), (0.0, None), "{b:?}");
+        }
+    }
     let Some(Event::Result(r)) = events.last() else {
         panic!("no result: {events:?}")
     };
