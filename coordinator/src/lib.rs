@@ -64,6 +64,7 @@ mod console;
 mod flight;
 pub mod flights;
 mod handshake;
+mod jobs;
 pub mod health;
 pub mod http;
 pub mod incoming;
@@ -122,6 +123,9 @@ pub struct Config {
     pub max_searches_per_client: usize,
     /// With no worker connected for this long, a waiting request gets `UNAVAILABLE`.
     pub unavailable_after: Duration,
+    /// A detached job (`SubmitJob`) is kept this long after it finished, for `GetJob`,
+    /// `WatchJob` and the CLI's `wait` to read its answer.
+    pub job_ttl: Duration,
     /// How often leases are checked.
     pub tick: Duration,
     /// A `Join` stream whose hello has not come within this long is closed
@@ -185,6 +189,7 @@ impl Default for Config {
             max_searches: 10_000,
             max_searches_per_client: 1_000,
             unavailable_after: Duration::from_secs(10),
+            job_ttl: Duration::from_secs(24 * 3600),
             tick: Duration::from_millis(500),
             hello_timeout: Duration::from_secs(10),
             max_workers: 1024,

@@ -68,6 +68,10 @@ struct Args {
     /// clients share the proxy's); past it that client gets RESOURCE_EXHAUSTED. 0: no limit.
     #[arg(long, env = "NPUZZLE_MAX_SEARCHES_PER_CLIENT", default_value_t = Config::default().max_searches_per_client)]
     max_searches_per_client: usize,
+    /// A detached job (SubmitJob, `npuzzle submit`) is kept this many seconds after it finished,
+    /// for GetJob, WatchJob and `npuzzle wait` to read its answer.
+    #[arg(long, env = "NPUZZLE_JOB_TTL_SECS", default_value_t = Config::default().job_ttl.as_secs())]
+    job_ttl_secs: u64,
     /// TCP connections open at most, clients and workers together; past it a new connection is
     /// closed at once (and counted in npuzzle_coordinator_connections_refused_total). A
     /// connection that sends nothing within 10 s of connecting is closed too.
@@ -237,6 +241,7 @@ impl Args {
             probe_nodes: self.probe_nodes,
             max_searches: self.max_searches,
             max_searches_per_client: self.max_searches_per_client,
+            job_ttl: Duration::from_secs(self.job_ttl_secs),
             max_workers: self.max_workers,
             max_connections: self.max_connections,
             handshake_timeout: Duration::from_secs(self.handshake_secs),
@@ -311,6 +316,7 @@ mod tests {
                 "max_searches_per_client",
                 config.max_searches_per_client.to_string(),
             ),
+            ("job_ttl_secs", secs(config.job_ttl)),
             ("max_connections", config.max_connections.to_string()),
             ("handshake_secs", secs(config.handshake_timeout)),
             ("header_read_secs", secs(config.header_read_timeout)),

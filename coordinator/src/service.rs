@@ -18,6 +18,7 @@ use tokio_stream::wrappers::{ReceiverStream, UnboundedReceiverStream};
 use tonic::{Code, Request, Response, Status, Streaming};
 
 use crate::handshake::{Admitted, Refused, WorkerPlace, handshake};
+use crate::jobs::{self, JobError};
 use crate::metrics::RequestMetric;
 use crate::scheduler::WorkerId;
 use crate::solve::{Begun, SolveError};
@@ -57,6 +58,17 @@ impl From<SolveError> for Status {
             SolveError::Failed(_) | SolveError::Lost => Code::Internal,
         };
         Status::new(code, error.to_string())
+    }
+}
+
+impl From<JobError> for Status {
+    fn from(error: JobError) -> Status {
+        match error {
+            JobError::Solve(e) => e.into(),
+            JobError::BadId(_) => Status::invalid_argument(error.to_string()),
+            JobError::NotFound(_) => Status::not_found(error.to_string()),
+            JobError::Full => Status::resource_exhausted(error.to_string()),
+        }
     }
 }
 
@@ -203,6 +215,67 @@ impl SolverRpc for SolverService {
         _: Request<v1::StatsRequest>,
     ) -> Result<Response<v1::StatsResponse>, Status> {
         Ok(Response::new(self.shared.stats().await))
+    }
+
+    async fn submit_job(
+        &self,
+        request: Request<v1::SolveRequest>,
+    ) -> Result<Response<v1::JobStatus>, Status> {
+        let client = client_address(&request);
+        let job = self.shared.submit_job(request.get_ref(), client).await?;
+        Ok(Response::new(job.status()))
+    }
+
+    async fn get_job(
+        &self,
+        request: Request<v1::JobRequest>,
+    ) -> Result<Response<v1::JobStatus>, Status> {
+        Ok(Response::new(
+            self.shared.jobs.get(&request.get_ref().id)?.status(),
+        ))
+    }
+
+    type WatchJobStream = Pin<Box<dyn Stream<Item = Result<v1::JobStatus, Status>> + Send>>;
+
+    /// The job's state now, then each change, until it is final or the client goes away.
+    async fn watch_job(
+        &self,
+        request: Request<v1::JobRequest>,
+    ) -> Result<Response<Self::WatchJobStream>, Status> {
+        let job = self.shared.jobs.get(&request.get_ref().id)?;
+        let mut changes = job.subscribe();
+        let (tx, rx) = mpsc::channel(4);
+        tokio::spawn(async move {
+            loop {
+                changes.borrow_and_update();
+                let status = job.status();
+                let last = jobs::is_final(status.state);
+                if tx.send(Ok(status)).await.is_err() || last {
+                    return;
+                }
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { return },
+                    _ = tx.closed() => return,
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn cancel_job(
+        &self,
+        request: Request<v1::JobRequest>,
+    ) -> Result<Response<v1::JobStatus>, Status> {
+        let job = self.shared.cancel_job(&request.get_ref().id)?;
+        Ok(Response::new(job.status()))
+    }
+
+    async fn list_jobs(
+        &self,
+        _: Request<v1::ListJobsRequest>,
+    ) -> Result<Response<v1::ListJobsResponse>, Status> {
+        let jobs = self.shared.list_jobs().iter().map(|j| j.status()).collect();
+        Ok(Response::new(v1::ListJobsResponse { jobs }))
     }
 }
 

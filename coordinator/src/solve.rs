@@ -98,12 +98,12 @@ pub(crate) enum InvalidRequest {
 pub(crate) type Answer = Result<v1::SolveResponse, SolveError>;
 
 /// A validated request.
-struct Puzzle {
+pub(crate) struct Puzzle {
     board: Board,
     goal: Goal,
     /// `None` for `HEURISTIC_AUTO`; settled by [`Shared::choose`].
     requested: Option<HeuristicKind>,
-    key: BoardKey,
+    pub(crate) key: BoardKey,
     deadline: Option<Instant>,
     skip_cache: bool,
 }
@@ -204,7 +204,7 @@ impl Shared {
 
     /// Checks a request and settles its deadline: the sooner of `timeout_ms` and `transport`
     /// (the gRPC deadline; `None` over HTTP).
-    fn validate(
+    pub(crate) fn validate(
         &self,
         r: &v1::SolveRequest,
         transport: Option<Duration>,

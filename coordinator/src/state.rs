@@ -40,6 +40,8 @@ pub struct Shared {
     pub activity: Activity,
     /// The last searches to end, for the console.
     pub(crate) recent: Recent,
+    /// Detached jobs, running and recently finished.
+    pub(crate) jobs: crate::jobs::Jobs,
 }
 
 impl Shared {
@@ -64,6 +66,7 @@ impl Shared {
             solvers: Solvers::default(),
             activity: Activity::default(),
             recent: Recent::default(),
+            jobs: Default::default(),
         }
     }
 

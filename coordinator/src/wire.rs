@@ -77,9 +77,14 @@ pub(crate) fn queued_event(flight: &Flight, running_jobs: u32) -> v1::SolveEvent
 
 /// A bound started or finished, as `SolveStream` reports it.
 pub(crate) fn bound_event(s: &FlightState) -> v1::SolveEvent {
+    event(v1::solve_event::Event::Bound(bound_progress(s)))
+}
+
+/// A flight's bound now, with its forecast.
+pub(crate) fn bound_progress(s: &FlightState) -> v1::BoundProgress {
     let outlook = s.bounds_seen.outlook(std::time::Instant::now());
     let estimate = outlook.estimate;
-    event(v1::solve_event::Event::Bound(v1::BoundProgress {
+    v1::BoundProgress {
         bound: s.bound,
         nodes: s.nodes,
         units_done: s.units_done as u32,
@@ -90,7 +95,7 @@ pub(crate) fn bound_event(s: &FlightState) -> v1::SolveEvent {
         fraction: estimate.map_or(0.0, |e| e.fraction),
         eta_seconds: estimate.and_then(|e| e.eta_secs),
         next_bound_predicted_nodes: estimate.and_then(|e| e.next_bound_nodes).unwrap_or(0),
-    }))
+    }
 }
 
 /// `SolveStream`'s last event: the answer.

@@ -1,0 +1,310 @@
+//! Detached jobs: searches that go on after the call that submitted them has ended, looked at,
+//! waited for and cancelled by id from any client (gRPC `SubmitJob`, `GetJob`, `WatchJob`,
+//! `CancelJob`, `ListJobs`; the HTTP API's `/api/v1/jobs`; the CLI's `submit`, `jobs`, `wait`,
+//! `cancel`).
+//!
+//! A job is a request run through the solve pipeline (`solve.rs`) by a task of its own instead
+//! of by a waiting call: the same validation, admission under the search limits, flight (so a
+//! job and `Solve` calls for the same puzzle share one search) and cache. Its id is derived from
+//! the puzzle (the board as its goal relabels it, and the heuristic asked for), so the same
+//! puzzle always has the same id, on this coordinator or after a restart, and submitting it
+//! again joins the job kept for it. Finished jobs are kept for [`crate::Config::job_ttl`]; at
+//! most [`MAX_JOBS`] are kept at once, so what a client can make the coordinator hold is
+//! bounded. No tonic here: refusals are [`JobError`]s, mapped to statuses by `service.rs`.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use npuzzle_proto::v1;
+use npuzzle_solver::BoardKey;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::solve::{Begun, SolveError};
+use crate::state::Shared;
+
+/// Jobs kept at most (running and finished): a client cannot make the coordinator hold more.
+pub const MAX_JOBS: usize = 10_000;
+
+/// Within a bound, a job's progress is updated at most this often.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// Why a job request got no job.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum JobError {
+    /// The request was refused as `Solve` would refuse it.
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    #[error("job id {0:?} is not 16 hexadecimal digits")]
+    BadId(String),
+    #[error("no job {0} (never submitted, or finished and expired)")]
+    NotFound(String),
+    #[error("{MAX_JOBS} jobs are kept already; retry when some have finished and expired")]
+    Full,
+}
+
+/// One job: its state for readers, and what stops its search.
+pub(crate) struct Job {
+    submitted: Instant,
+    status: watch::Sender<v1::JobStatus>,
+    cancel: CancellationToken,
+    /// When it finished (running jobs never expire).
+    finished: Mutex<Option<Instant>>,
+}
+
+impl Job {
+    /// Its state now (with its age).
+    pub fn status(&self) -> v1::JobStatus {
+        let mut status = self.status.borrow().clone();
+        status.age_seconds = self.submitted.elapsed().as_secs_f64();
+        status
+    }
+
+    /// Its state now and on each change.
+    pub fn subscribe(&self) -> watch::Receiver<v1::JobStatus> {
+        self.status.subscribe()
+    }
+
+    fn finish(&self, update: impl FnOnce(&mut v1::JobStatus)) {
+        if let Ok(mut finished) = self.finished.lock() {
+            finished.get_or_insert_with(Instant::now);
+        }
+        self.status.send_modify(update);
+    }
+
+    fn finished_at(&self) -> Option<Instant> {
+        self.finished.lock().ok().and_then(|f| *f)
+    }
+}
+
+/// Whether a job in `state` has ended (its state changes no more).
+pub(crate) fn is_final(state: i32) -> bool {
+    state != v1::JobState::Running as i32 && state != v1::JobState::Unspecified as i32
+}
+
+/// The jobs kept, by id.
+#[derive(Default)]
+pub(crate) struct Jobs {
+    map: Mutex<HashMap<String, Arc<Job>>>,
+}
+
+impl Jobs {
+    /// The job `id`, if it is kept.
+    pub fn get(&self, id: &str) -> Result<Arc<Job>, JobError> {
+        let id = parse_id(id)?;
+        let map = self
+            .map
+            .lock()
+            .map_err(|_| JobError::NotFound(id.clone()))?;
+        map.get(&id).cloned().ok_or(JobError::NotFound(id))
+    }
+
+    /// Every job kept, oldest first.
+    pub fn list(&self) -> Vec<Arc<Job>> {
+        let mut jobs: Vec<Arc<Job>> = self
+            .map
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default();
+        jobs.sort_by_key(|j| j.submitted);
+        jobs
+    }
+
+    /// Drops the jobs that finished more than `ttl` ago.
+    fn expire(map: &mut HashMap<String, Arc<Job>>, ttl: Duration) {
+        map.retain(|_, job| job.finished_at().is_none_or(|at| at.elapsed() < ttl));
+    }
+}
+
+/// A job's id: 16 hex digits of the SHA-256 of what makes its puzzle (the board relabelled by
+/// its goal, the board's shape, the heuristic asked for).
+pub(crate) fn job_id(key: &BoardKey, heuristic: i32) -> String {
+    let shape = key.shape();
+    let mut bytes = Vec::with_capacity(16 + 2 + 4);
+    bytes.extend_from_slice(&key.packed().to_le_bytes());
+    bytes.extend_from_slice(&[shape.width() as u8, shape.height() as u8]);
+    bytes.extend_from_slice(&heuristic.to_le_bytes());
+    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+    digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `id` as a job id (16 hex digits, lower case), or why not.
+fn parse_id(id: &str) -> Result<String, JobError> {
+    let id = id.trim();
+    if id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(id.to_ascii_lowercase())
+    } else {
+        Err(JobError::BadId(id.chars().take(40).collect()))
+    }
+}
+
+impl Shared {
+    /// Submits `request` as a detached job for `client`, or joins the one kept for its puzzle
+    /// (one that failed or was cancelled is submitted again). Refusals are `Solve`'s, checked
+    /// before this returns; the search then runs on without the caller.
+    pub(crate) async fn submit_job(
+        self: &Arc<Self>,
+        request: &v1::SolveRequest,
+        client: Option<IpAddr>,
+    ) -> Result<Arc<Job>, JobError> {
+        let started = Instant::now();
+        let puzzle = self.validate(request, None).map_err(SolveError::from)?;
+        let id = job_id(&puzzle.key, request.heuristic);
+        let job = {
+            let mut map = self.jobs.map.lock().map_err(|_| JobError::Full)?;
+            Jobs::expire(&mut map, self.config.job_ttl);
+            if let Some(job) = map.get(&id) {
+                let state = job.status.borrow().state;
+                if state == v1::JobState::Running as i32 || state == v1::JobState::Done as i32 {
+                    return Ok(job.clone());
+                }
+            }
+            if map.len() >= MAX_JOBS && !map.contains_key(&id) {
+                return Err(JobError::Full);
+            }
+            let job = Arc::new(Job {
+                submitted: started,
+                status: watch::Sender::new(v1::JobStatus {
+                    id: id.clone(),
+                    state: v1::JobState::Running as i32,
+                    board: request.board.clone(),
+                    goal: request.goal.clone(),
+                    heuristic: request.heuristic,
+                    ..Default::default()
+                }),
+                cancel: CancellationToken::new(),
+                finished: Mutex::new(None),
+            });
+            map.insert(id.clone(), job.clone());
+            job
+        };
+        let search = match self.begin(request, None, client, started).await {
+            Ok(Begun::Searching(search)) => search,
+            Ok(Begun::Answered(response)) => {
+                job.finish(|s| {
+                    s.state = v1::JobState::Done as i32;
+                    s.result = Some(response);
+                });
+                return Ok(job);
+            }
+            Err(e) => {
+                if let Ok(mut map) = self.jobs.map.lock() {
+                    map.remove(&id);
+                }
+                return Err(e.into());
+            }
+        };
+        tracing::info!(job = %id, "detached job submitted");
+        let (shared, runner) = (self.clone(), job.clone());
+        tokio::spawn(async move {
+            let mut last = (0u32, false, Instant::now());
+            let following = shared.follow(
+                &search,
+                |_| {},
+                |s| {
+                    let changed = (s.bound, s.bound_finished) != (last.0, last.1);
+                    if s.bound > 0 && (changed || last.2.elapsed() >= PROGRESS_EVERY) {
+                        last = (s.bound, s.bound_finished, Instant::now());
+                        let progress = crate::wire::bound_progress(s);
+                        runner.status.send_modify(|j| j.progress = Some(progress));
+                    }
+                },
+            );
+            let answer = tokio::select! {
+                answer = following => answer,
+                _ = runner.cancel.cancelled() => {
+                    runner.finish(|s| s.state = v1::JobState::Cancelled as i32);
+                    tracing::info!(job = %runner.status.borrow().id, "detached job cancelled");
+                    return;
+                }
+            };
+            runner.finish(|s| match answer {
+                Ok(response) => {
+                    s.state = v1::JobState::Done as i32;
+                    s.result = Some(response);
+                }
+                Err(e) => {
+                    s.state = v1::JobState::Failed as i32;
+                    s.error = e.to_string();
+                }
+            });
+            // The search's place under the limits is held until its answer is recorded.
+            drop(search);
+        });
+        Ok(job)
+    }
+
+    /// Cancels job `id` if it is running (its search stops unless a call waits on the same
+    /// puzzle); returns it.
+    pub(crate) fn cancel_job(&self, id: &str) -> Result<Arc<Job>, JobError> {
+        let job = self.jobs.get(id)?;
+        job.cancel.cancel();
+        Ok(job)
+    }
+
+    /// The jobs kept, oldest first (finished ones past their time dropped first).
+    pub(crate) fn list_jobs(&self) -> Vec<Arc<Job>> {
+        if let Ok(mut map) = self.jobs.map.lock() {
+            Jobs::expire(&mut map, self.config.job_ttl);
+        }
+        self.jobs.list()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npuzzle_solver::{Board, Goal};
+
+    fn key(tiles: &str) -> BoardKey {
+        let board = Board::parse(tiles, None).unwrap();
+        BoardKey::new(&board, &Goal::blank_last(board.shape())).unwrap()
+    }
+
+    #[test]
+    fn the_same_puzzle_always_has_the_same_id_and_others_differ() {
+        let a = job_id(&key("1 2 3 4 5 6 0 7 8"), 0);
+        assert_eq!(a, job_id(&key("1 2 3 4 5 6 0 7 8"), 0));
+        assert_eq!(a.len(), 16);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(a, job_id(&key("1 2 3 4 5 6 7 0 8"), 0));
+        assert_ne!(a, job_id(&key("1 2 3 4 5 6 0 7 8"), 2));
+        // A value pinned so that a change of derivation (which would orphan ids that clients
+        // and checkpoints hold) fails here.
+        assert_eq!(a, "e416c06c049ef2a4");
+    }
+
+    #[test]
+    fn ids_are_parsed_strictly() {
+        assert_eq!(parse_id(" 00FFaa0011223344 ").unwrap(), "00ffaa0011223344");
+        for bad in [
+            "",
+            "xyz",
+            "00ffaa001122334",
+            "00ffaa00112233445",
+            "00ffaa001122334g",
+        ] {
+            assert!(matches!(parse_id(bad), Err(JobError::BadId(_))), "{bad}");
+        }
+        let long = "z".repeat(10_000);
+        let Err(JobError::BadId(shown)) = parse_id(&long) else {
+            panic!()
+        };
+        assert_eq!(shown.len(), 40);
+    }
+
+    #[test]
+    fn unknown_jobs_are_not_found() {
+        let jobs = Jobs::default();
+        assert!(matches!(
+            jobs.get("0123456789abcdef"),
+            Err(JobError::NotFound(_))
+        ));
+        assert!(jobs.list().is_empty());
+    }
+}
