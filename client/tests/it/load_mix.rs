@@ -212,6 +212,43 @@ impl SolverRpc for Liar {
             ..Default::default()
         }))
     }
+
+    async fn submit_job(
+        &self,
+        _: Request<v1::SolveRequest>,
+    ) -> Result<Response<v1::JobStatus>, Status> {
+        Err(Status::unimplemented("no jobs here"))
+    }
+
+    async fn get_job(
+        &self,
+        _: Request<v1::JobRequest>,
+    ) -> Result<Response<v1::JobStatus>, Status> {
+        Err(Status::unimplemented("no jobs here"))
+    }
+
+    type WatchJobStream = Pin<Box<dyn Stream<Item = Result<v1::JobStatus, Status>> + Send>>;
+
+    async fn watch_job(
+        &self,
+        _: Request<v1::JobRequest>,
+    ) -> Result<Response<Self::WatchJobStream>, Status> {
+        Err(Status::unimplemented("no jobs here"))
+    }
+
+    async fn cancel_job(
+        &self,
+        _: Request<v1::JobRequest>,
+    ) -> Result<Response<v1::JobStatus>, Status> {
+        Err(Status::unimplemented("no jobs here"))
+    }
+
+    async fn list_jobs(
+        &self,
+        _: Request<v1::ListJobsRequest>,
+    ) -> Result<Response<v1::ListJobsResponse>, Status> {
+        Err(Status::unimplemented("no jobs here"))
+    }
 }
 
 /// Serves a [`Liar`] on `127.0.0.1:0` from its own thread until the token fires.
