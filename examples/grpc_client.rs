@@ -35,7 +35,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(url) => url,
         None => {
             let settings = npuzzle_client::engine::Settings::default();
-            embedded = npuzzle_client::local::LocalCluster::embedded(2, &settings, None).await?;
+            let options = npuzzle_client::remote::embedded(2, &settings, None);
+            embedded = npuzzle_cluster::LocalCluster::start(options).await?;
             embedded.url().to_string()
         }
     };

@@ -48,7 +48,7 @@ fn request(
     }
 }
 
-async fn stats(client: &mut crate::remote::Coordinator) -> io::Result<v1::StatsResponse> {
+async fn stats(client: &mut npuzzle_cluster::Coordinator) -> io::Result<v1::StatsResponse> {
     Ok(client
         .stats(v1::StatsRequest {})
         .await
@@ -77,15 +77,15 @@ fn eight_puzzles(count: usize, seed: u64) -> Vec<Board> {
 }
 
 /// Runs the plan through the coordinator at `url` (`client`), once a worker has joined it
-/// (at most [`crate::local::JOIN_TIMEOUT`]), writing the table to `out`; `false` when an
+/// (at most [`npuzzle_cluster::JOIN_TIMEOUT`]), writing the table to `out`; `false` when an
 /// answer was wrong.
 pub async fn run<W: Write>(
-    client: &mut crate::remote::Coordinator,
+    client: &mut npuzzle_cluster::Coordinator,
     url: &str,
     plan: &BenchPlan,
     mut out: W,
 ) -> io::Result<bool> {
-    let s = crate::local::wait_for_workers(client, url, 1)
+    let s = npuzzle_cluster::wait_for_workers(client, url, 1)
         .await
         .map_err(io::Error::other)?;
     writeln!(

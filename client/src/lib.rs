@@ -16,10 +16,9 @@
 //! - [`cluster_bench`]: distribution's costs and gains, measured through a coordinator.
 //! - [`load`]: many concurrent clients mixing cached, new, invalid and unsolvable boards
 //!   against one coordinator; every answer checked, throughput and latency percentiles.
-//! - [`remote`]: the same through a coordinator (`--coordinator URL`).
-//! - [`local`]: a whole cluster in this process ([`local::LocalCluster`]): the embedded engine
-//!   used when no coordinator is named, `npuzzle cluster`, `load`, `cluster-bench` and the
-//!   tests; and the one wait for workers to join ([`local::wait_for_workers`]).
+//! - [`remote`]: the same through a coordinator (`--coordinator URL`), and the options of the
+//!   embedded cluster used when no coordinator is named ([`remote::embedded`]; the cluster
+//!   itself, and the one wait for workers to join, are `npuzzle_cluster`'s).
 //! - [`ops`]: `stats` (the cluster's state) and `health` (a grpc.health.v1 check with probe
 //!   exit codes).
 //!
@@ -45,7 +44,6 @@ pub mod cluster_bench;
 pub mod engine;
 pub mod input;
 pub mod load;
-pub mod local;
 pub mod ops;
 pub mod remote;
 pub mod simulate;

@@ -104,3 +104,17 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every option of every subcommand can be set by an `NPUZZLE_*` environment variable, and
+    /// says which in its help.
+    #[test]
+    fn every_option_names_its_environment_variable() {
+        let missing = npuzzle_cluster::testing::flags::options_without_env(&Cli::command());
+        assert!(missing.is_empty(), "{missing:#?}");
+    }
+}

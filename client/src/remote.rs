@@ -1,6 +1,6 @@
 //! Solving through a coordinator: one gRPC `Solve` per board, many in flight, answers in input
-//! order. (The embedded cluster `npuzzle` uses when no `--coordinator` is given is
-//! [`crate::local::LocalCluster::embedded`].)
+//! order; and the embedded cluster `npuzzle` starts when no `--coordinator` is given
+//! ([`embedded`]).
 
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
@@ -8,57 +8,33 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use npuzzle_proto::security::{AttachToken, ClientSecurity, SecurityError, tls_failure};
-use npuzzle_proto::v1::solver_client::SolverClient;
+use std::collections::BTreeSet;
+
+use npuzzle_cluster::{Coordinator, Options};
 use npuzzle_proto::{board_to_wire, v1};
-use npuzzle_solver::{Board, GoalSpec, Shape};
+use npuzzle_solver::{Board, GoalSpec, HeuristicKind, Shape};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Channel;
 
 use crate::batch::{BatchOptions, Sink, Summary};
 use crate::engine::{FailReason, HeuristicChoice, Record, Settings};
 use crate::input::{Format, Item, Reader};
 
-/// A connection to a coordinator's `npuzzle.v1.Solver`, every call carrying the client token
-/// (if any).
-pub type Coordinator = SolverClient<InterceptedService<Channel, AttachToken>>;
-
-/// Why no connection to the coordinator was made.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    #[error(transparent)]
-    Settings(#[from] SecurityError),
-    #[error(transparent)]
-    Transport(#[from] tonic::transport::Error),
-}
-
-/// Connects to a coordinator with `security` (its client token, and for `https://` the CA to
-/// verify it with), retrying briefly (an embedded one may still be starting). A TLS failure
-/// (the certificate does not verify) is not retried.
-pub async fn connect(url: &str, security: &ClientSecurity) -> Result<Coordinator, ConnectError> {
-    let endpoint = security
-        .endpoint(url)?
-        .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true);
-    let client = |channel| {
-        SolverClient::with_interceptor(channel, security.interceptor())
-            .max_decoding_message_size(16 << 20)
-            .max_encoding_message_size(16 << 20)
-    };
-    let mut last = None;
-    for _ in 0..20 {
-        match endpoint.connect().await {
-            Ok(channel) => return Ok(client(channel)),
-            Err(e) if tls_failure(&e).is_some() => return Err(e.into()),
-            Err(e) => last = Some(e),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    match last {
-        Some(e) => Err(e.into()),
-        None => Ok(client(endpoint.connect().await?)),
+/// The embedded cluster of `npuzzle solve` and `batch` without `--coordinator`: one worker
+/// with `threads` search threads, loading the pattern databases of `settings.pdb_dir` when
+/// `settings` may use them (`auto` or `pdb`); `shapes`, when known, are the board shapes the run
+/// will ask for, so that only their tables are loaded (most of a second each).
+pub fn embedded(threads: usize, settings: &Settings, shapes: Option<BTreeSet<Shape>>) -> Options {
+    Options {
+        threads: Some(threads),
+        name: "embedded".into(),
+        load_pdbs: matches!(
+            settings.heuristic,
+            HeuristicChoice::Auto | HeuristicChoice::Use(HeuristicKind::Pdb)
+        ),
+        pdb_dir: settings.pdb_dir.clone(),
+        pdb_shapes: shapes,
+        ..Options::default()
     }
 }
 

@@ -302,6 +302,19 @@ mod tests {
     }
 
     #[test]
+    fn every_flag_names_its_environment_variable() {
+        let command = Args::command();
+        let missing = npuzzle_cluster::testing::flags::options_without_env(&command);
+        assert!(missing.is_empty(), "{missing:#?}");
+        for flag in ["metrics-listen", "log-format", "drain-secs"] {
+            assert!(
+                command.get_arguments().any(|a| a.get_long() == Some(flag)),
+                "--{flag}"
+            );
+        }
+    }
+
+    #[test]
     fn every_flag_default_is_the_library_default() {
         let config = Config::default();
         let scheduler = &config.scheduler;

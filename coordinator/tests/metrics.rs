@@ -6,11 +6,9 @@
 //! (the other tests' coordinators would count in it) and holds one test, with one
 //! coordinator, and compares scrapes before and after.
 
-#[path = "it/common/mod.rs"]
-mod common;
-
-use crate::common::prometheus::{get, scrape};
-use crate::common::{Cluster, eager_config, korf, request};
+use npuzzle_cluster::testing::korf::{korf, request};
+use npuzzle_cluster::testing::prometheus::{get, scrape};
+use npuzzle_cluster::testing::{TestCluster, eager_config};
 use npuzzle_coordinator::MetricsListener;
 use npuzzle_proto::v1;
 
@@ -26,7 +24,7 @@ async fn counters_move_as_requests_are_served() {
     let address = metrics.local_addr();
     let mut config = eager_config();
     config.metrics = Some(metrics);
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = TestCluster::start(config).await;
     let mut client = cluster.client().await;
 
     let before = tokio::task::spawn_blocking(move || scrape(address))

@@ -107,6 +107,17 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    #[test]
+    fn every_flag_names_its_environment_variable() {
+        let command = Args::command();
+        let missing = npuzzle_cluster::testing::flags::options_without_env(&command);
+        assert!(missing.is_empty(), "{missing:#?}");
+        let metrics = command
+            .get_arguments()
+            .any(|a| a.get_long() == Some("metrics-listen"));
+        assert!(metrics, "--metrics-listen");
+    }
+
     /// A worker started with no flags joins a coordinator started with none.
     #[test]
     fn the_default_coordinator_is_the_coordinators_default_address() {

@@ -4,74 +4,47 @@
 //! The `metrics` recorder is global to the process: this is a test binary of its own, so that
 //! the other tests' workers do not count in it.
 
-#[path = "../../coordinator/tests/it/common/prometheus.rs"]
-mod prometheus;
-
 use std::time::Duration;
 
+use npuzzle_cluster::testing::prometheus::scrape;
+use npuzzle_cluster::testing::{TestCluster, eventually};
 use npuzzle_proto::v1;
-use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_worker::MetricsListener;
-use prometheus::scrape;
-use tokio_util::sync::CancellationToken;
 
 /// Korf's instance 79 (42 moves), for the blank-first goal.
 const KORF_79: [u32; 16] = [0, 1, 9, 7, 11, 13, 5, 3, 14, 12, 4, 2, 8, 6, 10, 15];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn units_and_nodes_are_counted() {
-    let shutdown = CancellationToken::new();
-    let _stop = shutdown.clone().drop_guard();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let coordinator = npuzzle_coordinator::Config {
         probe_nodes: 500,
         ..npuzzle_coordinator::Config::default()
     };
-    tokio::spawn(npuzzle_coordinator::run(
-        listener,
-        coordinator,
-        shutdown.clone(),
-    ));
-
+    let mut cluster = TestCluster::start(coordinator).await;
     let metrics = MetricsListener::bind("127.0.0.1:0").unwrap();
     let address = metrics.local_addr();
-    let mut config = npuzzle_worker::Config::new(url.clone());
-    config.threads = 2;
-    config.load_pdbs = false;
-    config.metrics = Some(metrics);
-    tokio::spawn(npuzzle_worker::run(config, shutdown.clone()));
-
-    let mut client = loop {
-        if let Ok(c) = SolverClient::connect(url.clone()).await {
-            break c;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    for _ in 0..200 {
-        let stats = client
-            .stats(v1::StatsRequest {})
-            .await
-            .unwrap()
-            .into_inner();
-        if stats.workers > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    cluster
+        .add_worker_with(|config| {
+            config.threads = 2;
+            config.load_pdbs = false;
+            config.metrics = Some(metrics);
+        })
+        .await;
+    let mut client = cluster.client().await;
     // The coordinator may count the worker a moment before the worker sees its stream open.
-    let mut before = None;
-    for _ in 0..200 {
+    let connected = async || {
         let scraped = tokio::task::spawn_blocking(move || scrape(address))
             .await
             .unwrap();
-        if scraped.get("npuzzle_worker_connected", &[]) == Some(1.0) {
-            before = Some(scraped);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let before = before.expect("npuzzle_worker_connected 1");
+        (scraped.get("npuzzle_worker_connected", &[]) == Some(1.0)).then_some(scraped)
+    };
+    let before = eventually(
+        Duration::from_secs(5),
+        Duration::from_millis(10),
+        "npuzzle_worker_connected 1",
+        connected,
+    )
+    .await;
     assert_eq!(before.get("npuzzle_worker_slots", &[]), Some(2.0));
 
     let answer = client

@@ -7,12 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use npuzzle_client::local::{self, LocalCluster};
-use npuzzle_client::remote;
-use npuzzle_proto::security::{ClientSecurity, TlsArgs, TokenArgs};
+use npuzzle_cluster::{LocalCluster, Options};
+use npuzzle_proto::security::{TlsArgs, TokenArgs};
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
 
-use super::{boolish, cannot_reach, load_instances, runtime};
+use super::{Target, boolish, load_instances, runtime};
 
 #[derive(Args)]
 pub(crate) struct ClusterArgs {
@@ -21,7 +20,7 @@ pub(crate) struct ClusterArgs {
     #[arg(long, env = "NPUZZLE_LISTEN", default_value = npuzzle_coordinator::DEFAULT_LISTEN)]
     listen: String,
     /// In-process workers.
-    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = local::Options::default().workers)]
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = Options::default().workers)]
     workers: usize,
     /// Search threads per worker (default: the cores shared among the workers).
     #[arg(long, env = "NPUZZLE_THREADS")]
@@ -89,7 +88,7 @@ pub(crate) struct ClusterBenchArgs {
     #[arg(long, env = "NPUZZLE_COORDINATOR", value_name = "URL")]
     coordinator: Option<String>,
     /// Embedded cluster: in-process workers.
-    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = local::Options::default().workers)]
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = Options::default().workers)]
     workers: usize,
     /// Embedded cluster: search threads per worker (default: the cores shared among them).
     #[arg(long, env = "NPUZZLE_THREADS")]
@@ -115,15 +114,15 @@ pub(crate) fn cluster(args: ClusterArgs) -> anyhow::Result<ExitCode> {
         let workers = args.workers.max(1);
         let threads = args
             .threads
-            .unwrap_or_else(|| (local::cores() / workers).max(1));
+            .unwrap_or_else(|| (npuzzle_cluster::cores() / workers).max(1));
         let coordinator = args.coordinator();
         let audited = coordinator.scheduler_for(address).audit_fraction;
-        let mut options = local::Options {
+        let mut options = Options {
             coordinator,
             workers,
             threads: Some(threads),
             pdb_dir: args.pdb_dir.clone(),
-            ..local::Options::default()
+            ..Options::default()
         };
         if let Some(http) = &args.http_listen {
             let bound = npuzzle_coordinator::HttpListener::bind(http)
@@ -175,30 +174,20 @@ pub(crate) fn cluster_bench(args: ClusterBenchArgs) -> anyhow::Result<ExitCode> 
         latency_samples: args.latency_samples,
     };
     runtime()?.block_on(async {
-        let (_cluster, url, security) = match &args.coordinator {
-            Some(url) => (
-                None,
-                url.clone(),
-                ClientSecurity::from_args(&args.token, &args.tls)?,
-            ),
-            None => {
-                let cluster = LocalCluster::start(local::Options {
+        let target =
+            Target::named_or_local(args.coordinator.as_deref(), &args.token, &args.tls, || {
+                Options {
                     workers: args.workers.max(1),
                     threads: args.threads,
                     name: "bench".into(),
                     load_pdbs: pdb,
                     pdb_dir: args.pdb_dir.clone(),
-                    ..local::Options::default()
-                })
-                .await?;
-                let url = cluster.url().to_string();
-                (Some(cluster), url, ClientSecurity::default())
-            }
-        };
-        let mut client = remote::connect(&url, &security)
-            .await
-            .map_err(|e| cannot_reach(&url, &e))?;
-        let ok = npuzzle_client::cluster_bench::run(&mut client, &url, &plan, io::stdout().lock())
+                    ..Options::default()
+                }
+            })
+            .await?;
+        let (mut client, url) = (target.connect().await?, &target.url);
+        let ok = npuzzle_client::cluster_bench::run(&mut client, url, &plan, io::stdout().lock())
             .await?;
         Ok(if ok {
             ExitCode::SUCCESS
@@ -225,7 +214,7 @@ mod tests {
 
     #[test]
     fn flag_defaults_are_the_libraries() {
-        let workers = local::Options::default().workers;
+        let workers = Options::default().workers;
         let cluster = defaults::<ClusterArgs>(&["cluster"]);
         assert_eq!(
             cluster.get_one::<String>("listen").unwrap(),

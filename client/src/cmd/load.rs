@@ -5,11 +5,11 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Args;
-use npuzzle_client::local::{self, LocalCluster};
-use npuzzle_proto::security::{ClientSecurity, TlsArgs, TokenArgs};
+use npuzzle_cluster::Options;
+use npuzzle_proto::security::{TlsArgs, TokenArgs};
 use npuzzle_solver::Shape;
 
-use super::{boolish, runtime};
+use super::{Target, boolish, runtime};
 
 #[derive(Args)]
 pub(crate) struct LoadArgs {
@@ -22,7 +22,7 @@ pub(crate) struct LoadArgs {
     #[command(flatten)]
     tls: TlsArgs,
     /// Embedded cluster: in-process workers (they load no pattern databases).
-    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = local::Options::default().workers)]
+    #[arg(long, env = "NPUZZLE_WORKERS", default_value_t = Options::default().workers)]
     workers: usize,
     /// Embedded cluster: search threads per worker (default: the cores shared among them).
     #[arg(long, env = "NPUZZLE_THREADS")]
@@ -100,32 +100,24 @@ pub(crate) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     plan.check()?;
     runtime()?.block_on(async {
-        let (_cluster, url, security) = match &args.coordinator {
-            Some(url) => (
-                None,
-                url.clone(),
-                ClientSecurity::from_args(&args.token, &args.tls)?,
-            ),
-            None => {
+        let target =
+            Target::named_or_local(args.coordinator.as_deref(), &args.token, &args.tls, || {
                 let mut coordinator = npuzzle_coordinator::Config::default();
                 if let Some(n) = args.max_searches {
                     coordinator.max_searches = n;
                 }
                 // No pattern databases: the load test wants the same cluster on every machine.
-                let cluster = LocalCluster::start(local::Options {
+                Options {
                     coordinator,
                     workers: args.workers.max(1),
                     threads: args.threads,
                     name: "load".into(),
                     load_pdbs: false,
-                    ..local::Options::default()
-                })
-                .await?;
-                let url = cluster.url().to_string();
-                (Some(cluster), url, ClientSecurity::default())
-            }
-        };
-        let report = load::run(&url, &security, &plan).await?;
+                    ..Options::default()
+                }
+            })
+            .await?;
+        let report = load::run(&target.url, &target.security, &plan).await?;
         let mut out = io::stdout().lock();
         if args.json {
             serde_json::to_writer(&mut out, &report)?;

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use npuzzle_client::engine::{HeuristicChoice, Settings};
-use npuzzle_client::local::{self, LocalCluster};
 use npuzzle_client::remote;
+use npuzzle_cluster::{ConnectError, Coordinator, LocalCluster, Options};
 use npuzzle_proto::security::{ClientSecurity, TlsArgs, TokenArgs};
 use npuzzle_solver::{GoalSpec, Shape};
 
@@ -124,6 +124,49 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Where a run's requests go: the coordinator named by `--coordinator`, or a local cluster
+/// started for the run (running until this is dropped).
+pub(crate) struct Target {
+    pub(crate) url: String,
+    pub(crate) security: ClientSecurity,
+    _local: Option<LocalCluster>,
+}
+
+impl Target {
+    /// The coordinator `named` (reached with `token` and `tls`), or, when none is named, a
+    /// local cluster started with `local()` (reached with no token: it has none). The one
+    /// place the command line chooses between them.
+    pub(crate) async fn named_or_local(
+        named: Option<&str>,
+        token: &TokenArgs,
+        tls: &TlsArgs,
+        local: impl FnOnce() -> Options,
+    ) -> anyhow::Result<Target> {
+        Ok(match named {
+            Some(url) => Target {
+                url: url.to_string(),
+                security: ClientSecurity::from_args(token, tls)?,
+                _local: None,
+            },
+            None => {
+                let cluster = LocalCluster::start(local()).await?;
+                Target {
+                    url: cluster.url().to_string(),
+                    security: ClientSecurity::default(),
+                    _local: Some(cluster),
+                }
+            }
+        })
+    }
+
+    /// A client of the coordinator.
+    pub(crate) async fn connect(&self) -> anyhow::Result<Coordinator> {
+        npuzzle_cluster::connect(&self.url, &self.security)
+            .await
+            .map_err(|e| cannot_reach(&self.url, &e))
+    }
+}
+
 /// Runs `work` against the coordinator `options` names (with its token and TLS settings), or
 /// against an embedded cluster (whose worker serves the pattern databases of
 /// `settings.pdb_dir`).
@@ -131,31 +174,23 @@ pub(crate) fn with_coordinator<T>(
     options: &BoardOptions,
     settings: &Settings,
     shapes: Option<BTreeSet<Shape>>,
-    work: impl AsyncFnOnce(remote::Coordinator) -> anyhow::Result<T>,
+    work: impl AsyncFnOnce(Coordinator) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     runtime()?.block_on(async {
-        let (_embedded, url, security) = match &options.coordinator {
-            Some(url) => (
-                None,
-                url.clone(),
-                ClientSecurity::from_args(&options.token, &options.tls)?,
-            ),
-            None => {
-                let cluster = LocalCluster::embedded(local::cores(), settings, shapes).await?;
-                let url = cluster.url().to_string();
-                (Some(cluster), url, ClientSecurity::default())
-            }
-        };
-        let client = remote::connect(&url, &security)
-            .await
-            .map_err(|e| cannot_reach(&url, &e))?;
-        work(client).await
+        let target = Target::named_or_local(
+            options.coordinator.as_deref(),
+            &options.token,
+            &options.tls,
+            || remote::embedded(npuzzle_cluster::cores(), settings, shapes),
+        )
+        .await?;
+        work(target.connect().await?).await
     })
 }
 
 /// The error of a failed connection, its causes on one line, each once (TLS failures included:
 /// `invalid peer certificate: UnknownIssuer`).
-pub(crate) fn cannot_reach(url: &str, error: &remote::ConnectError) -> anyhow::Error {
+pub(crate) fn cannot_reach(url: &str, error: &ConnectError) -> anyhow::Error {
     anyhow::anyhow!(
         "cannot reach the coordinator at {url}: {}",
         npuzzle_client::ops::describe(error)

@@ -145,7 +145,7 @@ pub(super) fn how(answer: &Result<v1::SolveResponse, Status>) -> String {
 /// Sends one request until it has an answer (retrying on `RESOURCE_EXHAUSTED`) or its timeout
 /// passes, and judges the answer.
 pub(super) async fn ask(
-    client: &mut remote::Coordinator,
+    client: &mut npuzzle_cluster::Coordinator,
     item: &Item,
     goal: &Goal,
     plan: &LoadPlan,
@@ -205,7 +205,7 @@ pub(super) struct Phase {
 /// Sends `items` from `plan.clients` concurrent tasks over `clients` (round robin), starting
 /// none after `stop_at`.
 pub(super) async fn drive(
-    clients: &[remote::Coordinator],
+    clients: &[npuzzle_cluster::Coordinator],
     items: Arc<Vec<Item>>,
     plan: &LoadPlan,
     stop_at: Option<Instant>,

@@ -34,7 +34,7 @@ use std::time::Instant;
 use npuzzle_proto::security::ClientSecurity;
 use npuzzle_solver::Shape;
 
-use crate::{local, remote};
+use npuzzle_cluster::{ConnectError, JoinError, connect, wait_for_workers};
 
 mod drive;
 pub mod plan;
@@ -62,12 +62,9 @@ pub enum LoadError {
     #[error(transparent)]
     Mix(#[from] MixError),
     #[error("cannot reach the coordinator at {url}: {source}")]
-    Connect {
-        url: String,
-        source: remote::ConnectError,
-    },
+    Connect { url: String, source: ConnectError },
     #[error(transparent)]
-    Join(#[from] local::JoinError),
+    Join(#[from] JoinError),
     #[error("cannot find the optimum of {board}: {why}")]
     Optimum { board: String, why: String },
 }
@@ -86,7 +83,7 @@ pub async fn run(
     };
     let mut clients = Vec::with_capacity(connections);
     for _ in 0..connections {
-        let client = remote::connect(url, security)
+        let client = connect(url, security)
             .await
             .map_err(|source| LoadError::Connect {
                 url: url.to_string(),
@@ -94,7 +91,7 @@ pub async fn run(
             })?;
         clients.push(client);
     }
-    let stats = local::wait_for_workers(&mut clients[0], url, 1).await?;
+    let stats = wait_for_workers(&mut clients[0], url, 1).await?;
 
     let drawn = plan.clone();
     let Workload { warm, run } = tokio::task::spawn_blocking(move || workload(&drawn))

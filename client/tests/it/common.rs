@@ -1,11 +1,12 @@
-//! What the tests share: running the real `npuzzle` binary, checking its answers, and a local
-//! cluster on a thread of its own.
+//! What the tests share: running the real `npuzzle` binary, checking its answers, and the
+//! local cluster they run it against (`npuzzle_cluster::testing::ClusterThread`, with
+//! [`one_worker`]).
 #![allow(dead_code)]
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use npuzzle_client::local::{ClusterError, LocalCluster, Options};
+use npuzzle_cluster::Options;
 use npuzzle_solver::{Board, Goal, parse_moves};
 
 pub struct Output {
@@ -55,14 +56,6 @@ pub fn records(stdout: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// A [`LocalCluster`] on a runtime thread of its own (the tests run the `npuzzle` binary, which
-/// blocks), from the moment its workers have joined until [`Cluster::stop`] (or drop).
-pub struct Cluster {
-    pub url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<Result<(), ClusterError>>>,
-}
-
 /// One one-thread worker loading no pattern databases, and `coordinator`.
 pub fn one_worker(coordinator: npuzzle_coordinator::Config) -> Options {
     Options {
@@ -71,60 +64,5 @@ pub fn one_worker(coordinator: npuzzle_coordinator::Config) -> Options {
         load_pdbs: false,
         name: "test".into(),
         ..Options::default()
-    }
-}
-
-/// Starts a local cluster; panics if it does not start.
-pub fn start_cluster(options: Options) -> Cluster {
-    let (url_tx, url_rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
-    let thread = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-        runtime.block_on(async move {
-            let cluster = match LocalCluster::start(options).await {
-                Ok(cluster) => cluster,
-                Err(e) => {
-                    let _ = url_tx.send(Err(e.to_string()));
-                    return Ok(());
-                }
-            };
-            let _ = url_tx.send(Ok(cluster.url().to_string()));
-            let _ = stop_rx.await;
-            cluster.shutdown().await
-        })
-    });
-    let url = url_rx
-        .recv()
-        .expect("the cluster thread answers")
-        .unwrap_or_else(|e| panic!("the local cluster does not start: {e}"));
-    Cluster {
-        url,
-        stop: Some(stop_tx),
-        thread: Some(thread),
-    }
-}
-
-impl Cluster {
-    /// Shuts the cluster down and waits for it; panics if a task of it failed.
-    pub fn stop(mut self) {
-        if let Err(e) = self.halt() {
-            panic!("the local cluster failed: {e}");
-        }
-    }
-
-    fn halt(&mut self) -> Result<(), ClusterError> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        match self.thread.take() {
-            Some(thread) => thread.join().expect("the cluster thread does not panic"),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = self.halt();
     }
 }

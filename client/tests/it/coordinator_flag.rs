@@ -4,8 +4,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{npuzzle, one_worker, records, start_cluster};
-use npuzzle_client::local::Options;
+use crate::common::{npuzzle, one_worker, records};
+use npuzzle_cluster::Options;
+use npuzzle_cluster::testing::ClusterThread;
 
 const BOARDS: &str = "8 6 7 2 5 4 3 0 1\n2 1 3 4 5 6 7 8 0\n1 6 10 8 14 12 4 2 13 11 3 5 9 7 15 0\n1 2 3 4 5 6 0 7 8\n";
 
@@ -28,7 +29,7 @@ fn serial_embedded_and_remote_agree_and_repeats_are_cached() {
         vec![Some(31), None, Some(42), Some(2)]
     );
 
-    let cluster = start_cluster(Options {
+    let cluster = ClusterThread::start(Options {
         load_pdbs: true,
         ..one_worker(npuzzle_coordinator::Config::default())
     });

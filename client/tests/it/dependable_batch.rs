@@ -6,8 +6,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_solves, npuzzle, one_worker, records, start_cluster};
-use npuzzle_client::local::Options;
+use crate::common::{assert_solves, npuzzle, one_worker, records};
+use npuzzle_cluster::Options;
+use npuzzle_cluster::testing::ClusterThread;
 use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
 
 /// `count` 15-puzzles, random walks of 45 moves from the goal (blank-last).
@@ -70,7 +71,7 @@ fn a_batch_against_a_busy_coordinator_waits_its_turn_and_finishes() {
         max_searches: 2,
         ..npuzzle_coordinator::Config::default()
     };
-    let cluster = start_cluster(Options {
+    let cluster = ClusterThread::start(Options {
         load_pdbs: true,
         ..one_worker(config)
     });
@@ -175,7 +176,7 @@ fn a_batch_outlives_a_coordinator_killed_and_restarted_mid_run() {
 
 #[test]
 fn a_deadline_is_failed_not_invalid_and_resume_retries_it() {
-    let cluster = start_cluster(Options {
+    let cluster = ClusterThread::start(Options {
         load_pdbs: true,
         ..one_worker(npuzzle_coordinator::Config::default())
     });

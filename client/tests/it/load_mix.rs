@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::common::{npuzzle, one_worker};
 use npuzzle_client::load::{self, LoadPlan, LoadReport};
-use npuzzle_client::local::LocalCluster;
+use npuzzle_cluster::LocalCluster;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_server::{Solver as SolverRpc, SolverServer};
 use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Shape, Solver};

@@ -4,13 +4,14 @@
 
 use std::time::Duration;
 
-use crate::common::{Cluster, npuzzle, one_worker, start_cluster};
-use npuzzle_client::local::Options;
+use crate::common::{npuzzle, one_worker};
+use npuzzle_cluster::Options;
+use npuzzle_cluster::testing::ClusterThread;
 
 /// A coordinator (and `workers` in-process one-thread workers) on loopback, on its own runtime
 /// thread. Returns once the workers have joined.
-fn start_coordinator(workers: usize) -> Cluster {
-    start_cluster(Options {
+fn start_coordinator(workers: usize) -> ClusterThread {
+    ClusterThread::start(Options {
         workers,
         ..one_worker(npuzzle_coordinator::Config::default())
     })

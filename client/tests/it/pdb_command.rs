@@ -3,21 +3,8 @@
 //! and through the embedded cluster, whose worker serves the tables of `--pdb-dir`.
 
 use crate::common::{assert_solves, npuzzle, records};
+use npuzzle_cluster::testing::korf::korf;
 use npuzzle_solver::{Goal, Shape};
-
-/// Korf's instances (id, optimal length, tiles) from `data/korf100.txt` (blank-first goal).
-fn korf(ids: &[usize]) -> Vec<(usize, usize, String)> {
-    include_str!("../../../data/korf100.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let id: usize = f[0].parse().ok()?;
-            ids.contains(&id)
-                .then(|| (id, f[1].parse().unwrap(), f[2..].join(" ")))
-        })
-        .collect()
-}
 
 fn temp_dir(name: &str) -> String {
     let d = std::env::temp_dir().join(format!("npuzzle-cli-pdb-{name}-{}", std::process::id()));

@@ -1,7 +1,8 @@
 //! `npuzzle --token-file` against a coordinator that requires a client token: with the file the
 //! board is solved; without it the command fails, saying a token is required.
 
-use crate::common::{Cluster, assert_solves, npuzzle, one_worker, start_cluster};
+use crate::common::{assert_solves, npuzzle, one_worker};
+use npuzzle_cluster::testing::ClusterThread;
 use npuzzle_coordinator::Auth;
 use npuzzle_proto::security::Token;
 
@@ -14,8 +15,8 @@ fn token(secret: &str) -> Option<Token> {
 
 /// A coordinator requiring both tokens, with one worker (the local cluster sends it the worker
 /// token), on its own runtime thread.
-fn guarded_cluster() -> Cluster {
-    start_cluster(one_worker(npuzzle_coordinator::Config {
+fn guarded_cluster() -> ClusterThread {
+    ClusterThread::start(one_worker(npuzzle_coordinator::Config {
         auth: Auth {
             client: token(CLIENT_TOKEN),
             worker: token(WORKER_TOKEN),

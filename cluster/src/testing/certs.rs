@@ -1,7 +1,7 @@
 //! Certificates made at test time with rcgen, written as PEM files into a temporary directory:
 //! a CA, a coordinator certificate it signs for `localhost` and `127.0.0.1`, and a second,
-//! unrelated CA that has signed nothing here. Also used by the worker's tests (`#[path]`).
-#![allow(dead_code)]
+//! unrelated CA that has signed nothing here. The coordinator's and the worker's TLS tests use
+//! them.
 
 use std::path::PathBuf;
 
@@ -10,6 +10,7 @@ use rcgen::{
     KeyPair, KeyUsagePurpose,
 };
 
+/// The files of [`pki`].
 pub struct Pki {
     /// Holds the files; removed when dropped.
     pub dir: tempfile::TempDir,

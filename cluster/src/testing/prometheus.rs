@@ -1,6 +1,6 @@
 //! Scrapes a Prometheus text endpoint over plain HTTP/1.1 and parses what it says, strictly
-//! enough to catch a malformed line. (Shared with the worker's tests.)
-#![allow(dead_code)]
+//! enough to catch a malformed line: the coordinator's and the worker's metrics tests, and the
+//! worker tests that read the coordinator's HTTP API ([`get`]).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -8,13 +8,15 @@
 
 use std::time::Duration;
 
-use crate::common::{Cluster, eager_config, join_by_hand, korf, replays_to_blank_first, request};
+use crate::common::{
+    TestCluster, eager_config, join_by_hand, korf, replays_to_blank_first, request,
+};
 use npuzzle_proto::{board_from_wire, goal_from_wire, moves_to_wire, v1};
 use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Solver};
 
 /// Joins as "liar" and answers each whole search it gets with the optimum plus `RL`; returns
 /// its stream's end status.
-async fn lie(cluster: &Cluster) -> tokio::task::JoinHandle<Option<tonic::Status>> {
+async fn lie(cluster: &TestCluster) -> tokio::task::JoinHandle<Option<tonic::Status>> {
     let (tx, mut inbound) = join_by_hand(cluster, "liar", 4).await;
     tokio::spawn(async move {
         loop {
@@ -86,7 +88,7 @@ async fn solve_with_liar_on(address: &str, audit_fraction: f64) -> LiarRun {
     // on a loaded machine): its lease must outlast that, or it is dropped for silence, not for
     // the lie.
     config.scheduler.lease_timeout = Duration::from_secs(60);
-    let mut cluster = Cluster::start_on(address, config).await;
+    let mut cluster = TestCluster::start_on(address, config).await;
     cluster.add_worker(1).await;
     let mut client = cluster.client().await;
     let (_, _, easy) = korf(&[79]).remove(0);

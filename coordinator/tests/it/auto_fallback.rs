@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    Cluster, eager_config, join_with_hello, korf, replays_to_blank_first, request,
+    TestCluster, eager_config, join_with_hello, korf, replays_to_blank_first, request,
 };
 use npuzzle_proto::v1;
 
@@ -14,7 +14,7 @@ use npuzzle_proto::v1;
 /// one, and leaves (so that only that claim is tested, not the worker's failure count); returns
 /// how many pattern-database units it was sent.
 async fn claim_and_refuse(
-    cluster: &Cluster,
+    cluster: &TestCluster,
     stop: tokio_util::sync::CancellationToken,
 ) -> tokio::task::JoinHandle<usize> {
     let shape = npuzzle_solver::Shape::new(4, 4).unwrap();
@@ -65,7 +65,7 @@ async fn auto_falls_back_when_the_worker_claiming_tables_refuses_them() {
     let mut config = eager_config();
     // Far longer than the answer may take: the fallback must not wait for it.
     config.unavailable_after = Duration::from_secs(60);
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = TestCluster::start(config).await;
     cluster.add_worker(1).await;
     let mut client = cluster.client().await;
     let mut pdb_units = 0;

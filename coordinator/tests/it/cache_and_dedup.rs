@@ -1,12 +1,12 @@
 //! The cache answers repeats (and every state along a solved path) without touching a worker;
 //! identical concurrent requests share one search.
 
-use crate::common::{Cluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeat_is_cached_and_so_is_every_state_on_the_path() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(2).await;
     let mut client = cluster.client().await;
     let (_, optimal, tiles) = korf(&[55]).remove(0);
@@ -52,7 +52,7 @@ async fn a_repeat_is_cached_and_so_is_every_state_on_the_path() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_concurrent_requests_share_one_search() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(1).await;
     let (_, optimal, tiles) = korf(&[1]).remove(0);
     let mut handles = Vec::new();
@@ -92,7 +92,7 @@ async fn identical_concurrent_requests_share_one_search() {
 /// answer from the cache.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_puzzle_whose_blank_is_another_label_is_not_answered_from_the_cache() {
-    let cluster = Cluster::start(eager_config()).await;
+    let cluster = TestCluster::start(eager_config()).await;
     let mut client = cluster.client().await;
     let (a, b) = ("7 1 4 5 0 3 8 6 2", "8 2 5 6 1 4 0 7 3");
     let first = client

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{Cluster, eager_config, korf, request};
+use crate::common::{TestCluster, eager_config, korf, request};
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -11,7 +11,7 @@ async fn workers_are_idle_soon_after_the_answer() {
     // No splitting: units may be large, so only the cancel makes the workers idle quickly.
     let mut config = eager_config();
     config.scheduler.node_budget = 0;
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = TestCluster::start(config).await;
     cluster.add_worker(2).await;
     cluster.add_worker(1).await;
     let mut client = cluster.client().await;
@@ -42,7 +42,7 @@ async fn workers_are_idle_soon_after_the_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_leaves_cancels_its_job() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(2).await;
     let (_, _, tiles) = korf(&[88]).remove(0);
     let mut client = cluster.client().await;

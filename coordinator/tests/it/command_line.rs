@@ -55,50 +55,6 @@ fn an_unknown_format_is_a_usage_error() {
     assert!(stderr.contains("text or json"), "{stderr}");
 }
 
-#[test]
-fn every_flag_names_its_environment_variable() {
-    let out = Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"))
-        .arg("--help")
-        .output()
-        .unwrap();
-    let help = String::from_utf8(out.stdout).unwrap();
-    let missing = options_without_env(&help);
-    assert!(missing.is_empty(), "{missing:#?}");
-    for flag in ["--metrics-listen", "--log-format", "--drain-secs"] {
-        assert!(help.contains(flag), "{flag} in {help}");
-    }
-}
-
-/// The options of a `--help`/`-h` text (each with its description, which clap puts on the same
-/// line or the next ones) that name no `NPUZZLE_*` environment variable.
-fn options_without_env(help: &str) -> Vec<String> {
-    let mut options: Vec<String> = Vec::new();
-    for line in help.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.is_empty() && !line.is_empty() {
-            // A blank line inside a long description (clap indents it).
-            continue;
-        }
-        if trimmed.starts_with('-') {
-            options.push(trimmed.to_string());
-        } else if line.starts_with("  ") && !trimmed.is_empty() {
-            if let Some(last) = options.last_mut() {
-                last.push(' ');
-                last.push_str(trimmed);
-            }
-        } else {
-            // A heading or a blank line ends the option before it.
-            options.push(String::new());
-        }
-    }
-    options
-        .into_iter()
-        .filter(|o| o.starts_with('-'))
-        .filter(|o| !o.contains("--help") && !o.contains("--version"))
-        .filter(|o| !o.contains("[env: NPUZZLE_"))
-        .collect()
-}
-
 /// The coordinator binary with `args` and no token or TLS settings from the environment, run
 /// until it exits (it must, at start-up).
 fn refused(args: &[&str]) -> String {

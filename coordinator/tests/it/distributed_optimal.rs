@@ -1,11 +1,11 @@
 //! Distributed answers equal the optimal lengths, with 1, 2 and 3 workers, and with heavy units
 //! split along the way.
 
-use crate::common::{Cluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
 use npuzzle_coordinator::SchedulerConfig;
 use npuzzle_proto::v1;
 
-async fn solve_korf(cluster: &Cluster, ids: &[usize]) -> Vec<v1::SolveResponse> {
+async fn solve_korf(cluster: &TestCluster, ids: &[usize]) -> Vec<v1::SolveResponse> {
     let mut answers = Vec::new();
     let mut client = cluster.client().await;
     for (id, optimal, tiles) in korf(ids) {
@@ -27,14 +27,14 @@ async fn solve_korf(cluster: &Cluster, ids: &[usize]) -> Vec<v1::SolveResponse> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_worker() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(1).await;
     solve_korf(&cluster, &[12, 55]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(1).await;
     cluster.add_worker(1).await;
     let answers = solve_korf(&cluster, &[42, 79]).await;
@@ -50,7 +50,7 @@ async fn three_workers_with_heavy_units_split() {
         split_parts: 8,
         ..config.scheduler
     };
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = TestCluster::start(config).await;
     for _ in 0..3 {
         cluster.add_worker(1).await;
     }

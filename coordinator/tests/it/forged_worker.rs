@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::common::{
-    Cluster, eager_config, hand_hello, join_by_hand, korf, replays_to_blank_first, request,
+    TestCluster, eager_config, hand_hello, join_by_hand, korf, replays_to_blank_first, request,
     try_join,
 };
 use npuzzle_proto::{board_from_wire, goal_from_wire, moves_to_wire, v1};
@@ -28,7 +28,7 @@ fn detour_from(assignment: &v1::Assignment) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_forging_longer_paths_is_dropped_and_only_the_optimum_is_answered_and_cached() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     let (tx, mut inbound) = join_by_hand(&cluster, "forger", 4).await;
     // The forger answers each unit it gets, at once, until the coordinator closes its stream.
     let forging = tokio::spawn(async move {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{Cluster, eager_config};
+use crate::common::{TestCluster, eager_config};
 use tonic::transport::Channel;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -60,7 +60,7 @@ fn status_of(message: Option<HealthCheckResponse>) -> Option<ServingStatus> {
 async fn serving_only_with_a_worker_and_until_the_drain() {
     let mut config = eager_config();
     config.drain = Duration::from_millis(1500);
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = TestCluster::start(config).await;
     let mut health = health_client(&cluster.url).await;
 
     // No worker yet: requests would wait and end UNAVAILABLE.
@@ -78,7 +78,7 @@ async fn serving_only_with_a_worker_and_until_the_drain() {
     wait_for(&mut health, ServingStatus::Serving).await;
 
     // The only worker leaves, then another joins.
-    cluster.workers.pop().unwrap().cancel();
+    cluster.stop_worker(0);
     wait_for(&mut health, ServingStatus::NotServing).await;
     cluster.add_worker(1).await;
     wait_for(&mut health, ServingStatus::Serving).await;
@@ -90,7 +90,7 @@ async fn serving_only_with_a_worker_and_until_the_drain() {
     );
 
     // Draining: the server still answers, NOT_SERVING, and the watcher hears it at once.
-    cluster.shutdown.cancel();
+    cluster.stop_coordinator();
     let seen = tokio::time::timeout(Duration::from_millis(500), watch.message())
         .await
         .expect("the watcher is told about the drain")

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::common::Cluster;
+use crate::common::TestCluster;
 use npuzzle_coordinator::Config;
 use npuzzle_proto::v1;
 use proptest::prelude::*;
@@ -37,7 +37,7 @@ fn easy() -> v1::SolveRequest {
 
 #[tokio::test]
 async fn deadlines_past_any_clock_are_no_deadline() {
-    let cluster = Cluster::start(config()).await;
+    let cluster = TestCluster::start(config()).await;
     let mut client = cluster.client().await;
     let headers = [
         None,
@@ -76,7 +76,7 @@ async fn deadlines_past_any_clock_are_no_deadline() {
 
 #[tokio::test]
 async fn a_message_over_the_size_limit_is_refused_and_the_coordinator_serves_on() {
-    let cluster = Cluster::start(config()).await;
+    let cluster = TestCluster::start(config()).await;
     let mut client = cluster.client().await;
     let huge = v1::SolveRequest {
         board: Some(v1::Board {
@@ -101,7 +101,7 @@ async fn a_message_over_the_size_limit_is_refused_and_the_coordinator_serves_on(
 /// fault: `INVALID_ARGUMENT` naming the message, and the coordinator serves on.
 #[tokio::test]
 async fn a_message_that_does_not_decode_is_invalid_argument() {
-    let cluster = Cluster::start(config()).await;
+    let cluster = TestCluster::start(config()).await;
     let channel = tonic::transport::Endpoint::from_shared(cluster.url.clone())
         .unwrap()
         .connect()
@@ -188,7 +188,7 @@ fn arbitrary_requests_get_an_answer_or_a_named_status() {
         .unwrap_or(2_000);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (cluster, client) = runtime.block_on(async {
-        let cluster = Cluster::start(config()).await;
+        let cluster = TestCluster::start(config()).await;
         let client = cluster.client().await;
         (cluster, client)
     });

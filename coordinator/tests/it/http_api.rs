@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::common::{Cluster, eager_config, korf};
+use crate::common::{TestCluster, eager_config, korf};
 use npuzzle_coordinator::{Auth, Config, HttpListener};
 use npuzzle_proto::security::{ClientSecurity, Token};
 use npuzzle_solver::{Board, Goal, parse_moves};
@@ -83,15 +83,15 @@ async fn solve(address: SocketAddr, body: Value) -> Reply {
 }
 
 /// A coordinator serving the HTTP API on a free port, and that port's address.
-async fn start(config: Config) -> (Cluster, SocketAddr) {
+async fn start(config: Config) -> (TestCluster, SocketAddr) {
     start_secured(config, ClientSecurity::default()).await
 }
 
-async fn start_secured(mut config: Config, client: ClientSecurity) -> (Cluster, SocketAddr) {
+async fn start_secured(mut config: Config, client: ClientSecurity) -> (TestCluster, SocketAddr) {
     let http = HttpListener::bind("127.0.0.1:0").unwrap();
     let address = http.local_addr();
     config.http = Some(http);
-    let cluster = Cluster::start_secured(config, client, ClientSecurity::default()).await;
+    let cluster = TestCluster::start_secured(config, client, ClientSecurity::default()).await;
     (cluster, address)
 }
 

@@ -5,12 +5,14 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{Cluster, eager_config, join_by_hand, korf, replays_to_blank_first, request};
+use crate::common::{
+    TestCluster, eager_config, join_by_hand, korf, replays_to_blank_first, request,
+};
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_worker_loses_its_lease_and_its_units_are_searched_elsewhere() {
-    let mut cluster = Cluster::start(eager_config()).await; // lease: 2 s
+    let mut cluster = TestCluster::start(eager_config()).await; // lease: 2 s
     let before = cluster.stats().await.workers;
 
     // The hung worker: a hello offering many slots, then silence (its sender is kept alive, so

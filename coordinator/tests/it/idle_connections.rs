@@ -4,11 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{Cluster, eager_config};
+use crate::common::{TestCluster, eager_config};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
-fn address(cluster: &Cluster) -> String {
+fn address(cluster: &TestCluster) -> String {
     cluster.url.trim_start_matches("http://").to_string()
 }
 
@@ -31,7 +31,7 @@ async fn closed_within(socket: &mut TcpStream, limit: Duration) -> bool {
 async fn a_connection_that_sends_nothing_is_closed() {
     let mut config = eager_config();
     config.first_byte_timeout = Duration::from_millis(300);
-    let cluster = Cluster::start(config).await;
+    let cluster = TestCluster::start(config).await;
     // The server is up and answering.
     cluster.stats().await;
     let mut silent = TcpStream::connect(address(&cluster)).await.unwrap();
@@ -54,7 +54,7 @@ async fn a_connection_that_sends_nothing_is_closed() {
 async fn connections_past_the_limit_are_closed_until_there_is_room() {
     let mut config = eager_config();
     config.max_connections = 3;
-    let cluster = Cluster::start(config).await;
+    let cluster = TestCluster::start(config).await;
     let mut held = Vec::new();
     for _ in 0..3 {
         held.push(TcpStream::connect(address(&cluster)).await.unwrap());
@@ -97,7 +97,7 @@ async fn the_http_port_closes_silent_connections_and_those_past_the_limit() {
     let http = npuzzle_coordinator::HttpListener::bind("127.0.0.1:0").unwrap();
     let address = http.local_addr();
     config.http = Some(http);
-    let cluster = Cluster::start(config).await;
+    let cluster = TestCluster::start(config).await;
     cluster.stats().await;
     let mut silent = TcpStream::connect(address).await.unwrap();
     let mut held = TcpStream::connect(address).await.unwrap();

@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::common::{Cluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
 use npuzzle_coordinator::Config;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
@@ -19,7 +19,7 @@ async fn past_the_search_limit_requests_are_refused_with_a_retry_hint_and_nothin
         unavailable_after: Duration::from_secs(3),
         ..eager_config()
     };
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = TestCluster::start(config).await;
     let boards = korf(&[79, 12, 42]);
     // No worker yet: the first two wait for one, holding both permits.
     let mut waiting = Vec::new();
@@ -114,7 +114,7 @@ async fn one_client_past_its_own_limit_is_refused_while_another_is_served() {
         unavailable_after: Duration::from_secs(3),
         ..eager_config()
     };
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = TestCluster::start(config).await;
     let boards = korf(&[79, 12, 42]);
     // No worker yet: the greedy client's first two searches wait for one.
     let mut waiting = Vec::new();

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    Cluster, EASIEST_KORF, eager_config, korf, replays_to_blank_first, request, tables_5_5_5,
+    EASIEST_KORF, TestCluster, eager_config, korf, replays_to_blank_first, request, tables_5_5_5,
 };
 use npuzzle_proto::v1;
 use tonic::Code;
@@ -23,7 +23,7 @@ fn with_heuristic(tiles: &str, heuristic: v1::Heuristic) -> v1::SolveRequest {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_with_tables_searches_pdb_jobs_optimally_and_with_fewer_nodes() {
     let tables = tables_5_5_5();
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker_with_tables(1, Some(tables)).await;
     let mut client = cluster.client().await;
     let (mut pdb_nodes, mut lc_nodes) = (0, 0);
@@ -59,7 +59,7 @@ async fn a_worker_with_tables_searches_pdb_jobs_optimally_and_with_fewer_nodes()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_uses_pattern_databases_once_a_connected_worker_has_them() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(1).await;
     let mut client = cluster.client().await;
     let (_, optimal, tiles) = korf(&[79]).remove(0);
@@ -81,7 +81,7 @@ async fn auto_uses_pattern_databases_once_a_connected_worker_has_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pdb_without_a_worker_holding_tables_is_failed_precondition() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     let mut client = cluster.client().await;
     let (_, _, tiles) = korf(&[79]).remove(0);
 
@@ -130,7 +130,7 @@ async fn pdb_without_a_worker_holding_tables_is_failed_precondition() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_judge_goal_is_served_by_the_same_tables() {
     // Blank-last goal: the worker turns the board by 180° to use the blank-first tables.
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster
         .add_worker_with_tables(1, Some(tables_5_5_5()))
         .await;
@@ -153,11 +153,11 @@ async fn the_judge_goal_is_served_by_the_same_tables() {
 /// Starts Korf #3 (59 moves; about a second of 5-5-5 search) with `HEURISTIC_PDB` on a cluster
 /// with a worker without tables and one with, and stops the one with tables once it is busy.
 async fn lose_the_worker_with_tables_mid_job() -> (
-    Cluster,
+    TestCluster,
     String,
     tokio::task::JoinHandle<Result<tonic::Response<v1::SolveResponse>, tonic::Status>>,
 ) {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(1).await;
     cluster
         .add_worker_with_tables(1, Some(tables_5_5_5()))
@@ -169,7 +169,7 @@ async fn lose_the_worker_with_tables_mid_job() -> (
     while cluster.stats().await.busy_slots == 0 {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    cluster.workers[1].cancel();
+    cluster.stop_worker(1);
     while cluster.stats().await.workers != 1 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{Cluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
 use npuzzle_coordinator::Config;
 use npuzzle_coordinator::store::{Answer, FILE_NAME, Store};
 use npuzzle_proto::v1;
@@ -19,7 +19,7 @@ fn with_store(dir: &Path) -> Config {
 /// Solves `tiles` towards the blank-first goal on a cluster with one worker: not from the cache,
 /// `optimal` moves that replay to the goal.
 async fn solve_fresh(dir: &Path, tiles: &str, optimal: usize) {
-    let mut cluster = Cluster::start(with_store(dir)).await;
+    let mut cluster = TestCluster::start(with_store(dir)).await;
     cluster.add_worker(2).await;
     let first = cluster
         .client()
@@ -36,7 +36,7 @@ async fn solve_fresh(dir: &Path, tiles: &str, optimal: usize) {
 
 /// Asks for `tiles` (blank-first goal) on a coordinator with no worker: it must be a cache hit
 /// of `optimal` moves that replay to the goal. Returns the moves.
-async fn answered_from_the_store(cluster: &Cluster, tiles: &str, optimal: usize) -> String {
+async fn answered_from_the_store(cluster: &TestCluster, tiles: &str, optimal: usize) -> String {
     let again = cluster
         .client()
         .await
@@ -57,7 +57,7 @@ async fn answers_survive_a_coordinator_restart() {
     let (_, optimal, tiles) = korf(&[79]).remove(0);
     solve_fresh(dir.path(), &tiles, optimal).await;
 
-    let cluster = Cluster::start(with_store(dir.path())).await;
+    let cluster = TestCluster::start(with_store(dir.path())).await;
     assert_eq!(cluster.stats().await.workers, 0);
     let moves = answered_from_the_store(&cluster, &tiles, optimal).await;
     // A state along the answer, never asked for: its suffix was derived again on loading.
@@ -88,7 +88,7 @@ async fn a_corrupt_store_is_set_aside_and_rebuilt() {
     assert_eq!(aside.len(), 1, "{aside:?}");
     assert_eq!(std::fs::read(&aside[0]).unwrap(), garbage, "kept as it was");
 
-    let cluster = Cluster::start(with_store(dir.path())).await;
+    let cluster = TestCluster::start(with_store(dir.path())).await;
     answered_from_the_store(&cluster, &tiles, optimal).await;
     cluster.stop().await;
 }
@@ -122,7 +122,7 @@ async fn entries_that_do_not_replay_are_dropped() {
             .unwrap();
     }
 
-    let cluster = Cluster::start(with_store(dir.path())).await;
+    let cluster = TestCluster::start(with_store(dir.path())).await;
     // The good entry is served from the store…
     answered_from_the_store(&cluster, "1 2 0 3 4 5 6 7 8", 2).await;
     // … the forged one is not: with no worker, the board needs a search nobody can run.

@@ -2,7 +2,7 @@
 //! services are listed, and the file that defines `npuzzle.v1.Solver` comes back whole, so that
 //! grpcurl needs no proto files.
 
-use crate::common::{Cluster, eager_config};
+use crate::common::{TestCluster, eager_config};
 use prost::Message;
 use prost_types::FileDescriptorProto;
 
@@ -90,7 +90,7 @@ fn check_solver_file(encoded: Vec<Vec<u8>>) {
 
 #[tokio::test]
 async fn v1_lists_the_services_and_describes_the_solver() {
-    let cluster = Cluster::start(eager_config()).await;
+    let cluster = TestCluster::start(eager_config()).await;
     cluster.client().await;
     let services = v1::services(&cluster.url).await;
     for name in EXPECTED
@@ -104,7 +104,7 @@ async fn v1_lists_the_services_and_describes_the_solver() {
 
 #[tokio::test]
 async fn v1alpha_lists_the_services_and_describes_the_solver() {
-    let cluster = Cluster::start(eager_config()).await;
+    let cluster = TestCluster::start(eager_config()).await;
     cluster.client().await;
     let services = v1alpha::services(&cluster.url).await;
     for name in EXPECTED

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use crate::common::{Cluster, eager_config, korf, request};
+use crate::common::{TestCluster, eager_config, korf, request};
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_racing_the_last_waiter_out_is_never_cancelled() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(2).await;
     // Hard boards (seconds with the heuristics served here), four side by side: none is
     // answered within these deadlines, so every flight ends by its last waiter leaving.

@@ -7,13 +7,13 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    Cluster, eager_config, hand_hello, join_with_hello, korf, replays_to_blank_first, request,
+    TestCluster, eager_config, hand_hello, join_with_hello, korf, replays_to_blank_first, request,
 };
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_workers_claiming_many_slots_delay_an_answer_by_seconds_only() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     let mut fakes = Vec::new();
     for i in 0..8 {
         let (tx, mut inbound) =

@@ -3,14 +3,14 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{Cluster, eager_config, korf, request};
+use crate::common::{TestCluster, eager_config, korf, request};
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_join_without_hello_is_closed_after_the_hello_timeout() {
     let mut config = eager_config();
     config.hello_timeout = Duration::from_millis(300);
-    let mut cluster = Cluster::start(config).await;
+    let mut cluster = TestCluster::start(config).await;
     let mut client = v1::cluster_client::ClusterClient::connect(cluster.url.clone())
         .await
         .unwrap();

@@ -1,12 +1,12 @@
 //! `SolveStream`: queued, then each bound as it starts and finishes, with at most an update a
 //! second within it (never per node), then the result; a cached answer is one result event.
 
-use crate::common::{Cluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solve_event::Event;
 
 /// Every event of one `SolveStream` for `tiles` (blank-first goal).
-async fn stream_events(client: &mut crate::common::Client, tiles: &str) -> Vec<Event> {
+async fn stream_events(client: &mut npuzzle_cluster::Coordinator, tiles: &str) -> Vec<Event> {
     let mut stream = client
         .solve_stream(request(tiles, v1::GoalKind::BlankFirst))
         .await
@@ -21,7 +21,7 @@ async fn stream_events(client: &mut crate::common::Client, tiles: &str) -> Vec<E
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_then_the_optimal_result() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(2).await;
     let mut client = cluster.client().await;
     let (_, optimal, tiles) = korf(&[42]).remove(0);
@@ -87,7 +87,7 @@ async fn progress_then_the_optimal_result() {
 
 #[tokio::test]
 async fn invalid_input_is_invalid_argument_before_any_event() {
-    let cluster = Cluster::start(eager_config()).await;
+    let cluster = TestCluster::start(eager_config()).await;
     let mut client = cluster.client().await;
     let err = client
         .solve_stream(v1::SolveRequest::default())

@@ -5,8 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::certs::pki;
-use crate::common::{Cluster, EASIEST_KORF, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{
+    EASIEST_KORF, TestCluster, eager_config, korf, replays_to_blank_first, request,
+};
+use npuzzle_cluster::testing::certs::pki;
 use npuzzle_coordinator::{Config, ServerTls};
 use npuzzle_proto::security::{ClientSecurity, PemCertificates, tls_failure};
 use npuzzle_proto::v1;
@@ -25,12 +27,12 @@ fn trusting(ca: &std::path::Path) -> ClientSecurity {
 
 /// A coordinator serving TLS with `pki`'s certificate; its clients trust `pki.ca`, and so do
 /// the workers `add_worker` starts.
-async fn tls_cluster(pki: &crate::common::certs::Pki) -> Cluster {
+async fn tls_cluster(pki: &npuzzle_cluster::testing::certs::Pki) -> TestCluster {
     let config = Config {
         tls: Some(ServerTls::read(&pki.cert, &pki.key).unwrap()),
         ..eager_config()
     };
-    Cluster::start_secured(config, trusting(&pki.ca), trusting(&pki.ca)).await
+    TestCluster::start_secured(config, trusting(&pki.ca), trusting(&pki.ca)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use crate::common::{Cluster, EASIEST_KORF, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{
+    EASIEST_KORF, TestCluster, eager_config, korf, replays_to_blank_first, request,
+};
 use npuzzle_coordinator::{Auth, AuthError, Config};
 use npuzzle_proto::security::{ClientSecurity, Token};
 use npuzzle_proto::v1;
@@ -29,7 +31,7 @@ fn with_token(secret: &str) -> ClientSecurity {
 }
 
 /// A coordinator that requires both tokens, with one worker joined (with the worker token).
-async fn guarded_cluster() -> Cluster {
+async fn guarded_cluster() -> TestCluster {
     let config = Config {
         auth: Auth {
             client: token(CLIENT_TOKEN),
@@ -38,13 +40,14 @@ async fn guarded_cluster() -> Cluster {
         ..eager_config()
     };
     let mut cluster =
-        Cluster::start_secured(config, with_token(CLIENT_TOKEN), with_token(WORKER_TOKEN)).await;
+        TestCluster::start_secured(config, with_token(CLIENT_TOKEN), with_token(WORKER_TOKEN))
+            .await;
     cluster.add_worker(2).await;
     cluster
 }
 
 /// A client of the cluster's coordinator that sends `secret` (or nothing).
-async fn client_with(cluster: &Cluster, secret: Option<&str>) -> crate::common::Client {
+async fn client_with(cluster: &TestCluster, secret: Option<&str>) -> npuzzle_cluster::Coordinator {
     let security = ClientSecurity {
         token: secret.and_then(token),
         ..ClientSecurity::default()
@@ -139,7 +142,7 @@ async fn the_worker_token_cannot_submit_work() {
 
 /// Runs a worker that sends `secret` (or nothing) and returns how `run` ended: at once, since a
 /// refused token is fatal.
-async fn worker_with(cluster: &Cluster, secret: Option<&str>) -> npuzzle_worker::Error {
+async fn worker_with(cluster: &TestCluster, secret: Option<&str>) -> npuzzle_worker::Error {
     let mut config = npuzzle_worker::Config::new(cluster.url.clone());
     config.threads = 1;
     config.load_pdbs = false;

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{Cluster, eager_config};
+use crate::common::{TestCluster, eager_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -56,7 +56,7 @@ async fn trickle(
 async fn a_grpc_connection_trickling_its_preface_is_closed() {
     let mut config = eager_config();
     config.handshake_timeout = Duration::from_millis(600);
-    let cluster = Cluster::start(config).await;
+    let cluster = TestCluster::start(config).await;
     cluster.stats().await;
     let address = cluster.url.trim_start_matches("http://").to_string();
     // 33 bytes, one every 100 ms: 3.3 s to send them all, far past the timeout. The first byte
@@ -99,7 +99,7 @@ async fn an_http_connection_trickling_its_request_is_closed() {
     let http = npuzzle_coordinator::HttpListener::bind("127.0.0.1:0").unwrap();
     let address = http.local_addr().to_string();
     config.http = Some(http);
-    let cluster = Cluster::start(config).await;
+    let cluster = TestCluster::start(config).await;
     cluster.stats().await;
     let closed = trickle(
         &address,

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{Cluster, eager_config, korf, request};
+use crate::common::{TestCluster, eager_config, korf, request};
 use npuzzle_proto::v1;
 use tonic::Code;
 
@@ -20,7 +20,7 @@ fn board(width: u32, height: u32, tiles: Vec<u32>) -> v1::SolveRequest {
 
 #[tokio::test]
 async fn malformed_requests_are_invalid_argument_with_the_reason() {
-    let cluster = Cluster::start(eager_config()).await;
+    let cluster = TestCluster::start(eager_config()).await;
     let mut client = cluster.client().await;
     let cases = [
         (v1::SolveRequest::default(), "missing board"),
@@ -72,7 +72,7 @@ async fn malformed_requests_are_invalid_argument_with_the_reason() {
 
 #[tokio::test]
 async fn unsolvable_is_answered_at_once_even_without_workers() {
-    let cluster = Cluster::start(eager_config()).await;
+    let cluster = TestCluster::start(eager_config()).await;
     let mut client = cluster.client().await;
     let r = client
         .solve(board(
@@ -89,7 +89,7 @@ async fn unsolvable_is_answered_at_once_even_without_workers() {
 
 #[tokio::test]
 async fn small_problems_are_solved_by_the_coordinator_without_workers() {
-    let cluster = Cluster::start(eager_config()).await;
+    let cluster = TestCluster::start(eager_config()).await;
     let mut client = cluster.client().await;
     let r = client
         .solve(board(3, 3, vec![8, 6, 7, 2, 5, 4, 3, 0, 1]))
@@ -104,7 +104,7 @@ async fn small_problems_are_solved_by_the_coordinator_without_workers() {
 
 #[tokio::test]
 async fn no_workers_means_unavailable_at_the_deadline() {
-    let cluster = Cluster::start(eager_config()).await;
+    let cluster = TestCluster::start(eager_config()).await;
     let mut client = cluster.client().await;
     let (_, _, tiles) = korf(&[3]).remove(0);
     let mut req = request(&tiles, v1::GoalKind::BlankFirst);
@@ -130,7 +130,7 @@ async fn no_workers_means_unavailable_at_the_deadline() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_gives_the_best_proven_lower_bound() {
-    let mut cluster = Cluster::start(eager_config()).await;
+    let mut cluster = TestCluster::start(eager_config()).await;
     cluster.add_worker(1).await;
     let mut client = cluster.client().await;
     // Korf #88 takes minutes: the deadline comes first.

@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
-use crate::common::{Cluster, eager_config, hand_hello, join_by_hand, try_join};
+use crate::common::{TestCluster, eager_config, hand_hello, join_by_hand, try_join};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claimed_slots_are_capped_and_joins_past_the_limit_are_refused() {
     let mut config = eager_config();
     config.max_workers = 2;
     config.max_slots_per_worker = 4;
-    let cluster = Cluster::start(config).await;
+    let cluster = TestCluster::start(config).await;
     let (first, _first_in) = join_by_hand(&cluster, "claims-a-lot", 1_000_000).await;
     assert_eq!(cluster.stats().await.slots, 4);
     let (_second, _second_in) = join_by_hand(&cluster, "modest", 2).await;

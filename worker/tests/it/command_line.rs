@@ -1,5 +1,6 @@
 //! The real `npuzzle-worker` binary: `--log-format json` writes one JSON object per line on
-//! stderr, and every flag names the `NPUZZLE_*` environment variable that also sets it.
+//! stderr. (That every flag names its `NPUZZLE_*` variable is checked on the flags' `Command`,
+//! in `src/main.rs`.)
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -27,46 +28,4 @@ fn json_lines_on_stderr() {
     assert!(event["level"].is_string(), "{line}");
     assert!(event["message"].is_string(), "{line}");
     assert!(event["timestamp"].is_string(), "{line}");
-}
-
-#[test]
-fn every_flag_names_its_environment_variable() {
-    let out = Command::new(env!("CARGO_BIN_EXE_npuzzle-worker"))
-        .arg("--help")
-        .output()
-        .unwrap();
-    let help = String::from_utf8(out.stdout).unwrap();
-    let missing = options_without_env(&help);
-    assert!(missing.is_empty(), "{missing:#?}");
-    assert!(help.contains("--metrics-listen"), "{help}");
-}
-
-/// The options of a `--help`/`-h` text (each with its description, which clap puts on the same
-/// line or the next ones) that name no `NPUZZLE_*` environment variable.
-fn options_without_env(help: &str) -> Vec<String> {
-    let mut options: Vec<String> = Vec::new();
-    for line in help.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.is_empty() && !line.is_empty() {
-            // A blank line inside a long description (clap indents it).
-            continue;
-        }
-        if trimmed.starts_with('-') {
-            options.push(trimmed.to_string());
-        } else if line.starts_with("  ") && !trimmed.is_empty() {
-            if let Some(last) = options.last_mut() {
-                last.push(' ');
-                last.push_str(trimmed);
-            }
-        } else {
-            // A heading or a blank line ends the option before it.
-            options.push(String::new());
-        }
-    }
-    options
-        .into_iter()
-        .filter(|o| o.starts_with('-'))
-        .filter(|o| !o.contains("--help") && !o.contains("--version"))
-        .filter(|o| !o.contains("[env: NPUZZLE_"))
-        .collect()
 }

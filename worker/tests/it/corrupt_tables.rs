@@ -4,14 +4,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use npuzzle_cluster::testing::{TestCluster, eventually};
 use npuzzle_coordinator::Config;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
 use npuzzle_solver::{Board, Goal, Partition, Shape, parse_moves};
 use npuzzle_worker::tables::TableStore;
-use tokio_util::sync::CancellationToken;
 
 /// A worker process, killed when dropped.
 struct Worker(Child);
@@ -45,14 +45,6 @@ async fn workers(url: &str) -> u32 {
         .unwrap()
         .into_inner()
         .workers
-}
-
-async fn wait_for_workers(url: &str, n: u32) {
-    let t = Instant::now();
-    while workers(url).await != n {
-        assert!(t.elapsed() < Duration::from_secs(20), "worker did not join");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// Korf #12 (45 moves, blank-first goal) with `heuristic`.
@@ -104,19 +96,16 @@ async fn a_corrupt_table_is_skipped_with_a_warning_and_the_worker_serves_lc() {
     let damaged = store.path(&partition, 1);
     flip_a_byte(&damaged);
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let shutdown = CancellationToken::new();
     let config = Config {
         probe_nodes: 1_000,
         ..Config::default()
     };
-    tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
-    let _guard = shutdown.clone().drop_guard();
+    let cluster = TestCluster::start(config).await;
+    let url = cluster.url.clone();
 
     let log = dir.join("worker.log");
     let worker = spawn_worker(&url, &dir, &log);
-    wait_for_workers(&url, 1).await;
+    cluster.wait_for_workers(1).await;
     let mut client = SolverClient::connect(url.clone()).await.unwrap();
 
     let err = client.solve(korf_12(v1::Heuristic::Pdb)).await.unwrap_err();
@@ -134,9 +123,16 @@ async fn a_corrupt_table_is_skipped_with_a_warning_and_the_worker_serves_lc() {
 
     // Repaired, the tables are served by the next worker process.
     flip_a_byte(&damaged);
-    wait_for_workers(&url, 0).await;
+    let gone = async || (workers(&url).await == 0).then_some(());
+    eventually(
+        Duration::from_secs(20),
+        Duration::from_millis(20),
+        "the worker leaves",
+        gone,
+    )
+    .await;
     let _worker = spawn_worker(&url, &dir, &log);
-    wait_for_workers(&url, 1).await;
+    cluster.wait_for_workers(1).await;
     let r = client
         .solve(korf_12(v1::Heuristic::Pdb))
         .await

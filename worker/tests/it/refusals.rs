@@ -3,32 +3,25 @@
 //! worker keeps trying); a coordinator that refuses its token stops it (an ERROR, exit status 1,
 //! the token never printed).
 
-#[path = "../../../coordinator/tests/it/common/certs.rs"]
-mod certs;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use npuzzle_cluster::Options;
+use npuzzle_cluster::testing::{ClusterThread, certs};
 use npuzzle_coordinator::{Auth, Config, ServerTls};
-use npuzzle_proto::security::Token;
-use tokio_util::sync::CancellationToken;
+use npuzzle_proto::security::{PemCertificates, Token};
 
-/// A coordinator with `config` on its own runtime thread; its address.
-fn start_coordinator(config: Config) -> (String, CancellationToken) {
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = mpsc::channel();
-    let token = shutdown.clone();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().to_string()).unwrap();
-            let _ = npuzzle_coordinator::run(listener, config, token).await;
-        });
-    });
-    (rx.recv().unwrap(), shutdown)
+/// A coordinator with `config` (and no workers) on a runtime thread of its own, reached with
+/// `tls_ca` when it serves TLS.
+fn start_coordinator(config: Config, tls_ca: Option<PemCertificates>) -> ClusterThread {
+    ClusterThread::start(Options {
+        coordinator: config,
+        tls_ca,
+        workers: 0,
+        ..Options::default()
+    })
 }
 
 /// The worker binary with `args`, JSON logs on stderr, and no token or TLS settings from the
@@ -75,11 +68,12 @@ fn log_lines(child: &mut Child) -> mpsc::Receiver<serde_json::Value> {
 #[test]
 fn a_coordinator_whose_certificate_does_not_verify_is_never_joined() {
     let pki = certs::pki();
-    let (address, shutdown) = start_coordinator(Config {
+    let config = Config {
         tls: Some(ServerTls::read(&pki.cert, &pki.key).unwrap()),
         ..Config::default()
-    });
-    let url = format!("https://{address}");
+    };
+    let cluster = start_coordinator(config, Some(PemCertificates::read(&pki.ca).unwrap()));
+    let url = cluster.url.clone();
     let other_ca = pki.other_ca.to_str().unwrap();
     let mut child = worker(&["--coordinator", &url, "--tls-ca", other_ca]);
     let lines = log_lines(&mut child);
@@ -107,22 +101,23 @@ fn a_coordinator_whose_certificate_does_not_verify_is_never_joined() {
     assert!(child.try_wait().unwrap().is_none(), "the worker exited");
     let _ = child.kill();
     let _ = child.wait();
-    shutdown.cancel();
+    cluster.stop();
 }
 
 #[test]
 fn a_refused_token_stops_the_worker() {
-    let (address, shutdown) = start_coordinator(Config {
+    let config = Config {
         auth: Auth {
             client: None,
             worker: Some(Token::new("the-real-worker-token", "test").unwrap()),
         },
         ..Config::default()
-    });
+    };
+    let cluster = start_coordinator(config, None);
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "a-wrong-guess-1234\n").unwrap();
-    let url = format!("http://{address}");
+    let url = cluster.url.clone();
     let mut child = worker(&[
         "--coordinator",
         &url,
@@ -157,5 +152,5 @@ fn a_refused_token_stops_the_worker() {
     );
     assert!(!text.contains("a-wrong-guess"), "{text}");
     assert!(!text.contains("the-real-worker-token"), "{text}");
-    shutdown.cancel();
+    cluster.stop();
 }

@@ -5,9 +5,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker,
-    start_coordinator, stats, stop_while_holding_a_unit, tiles, wait_for_workers,
+    blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker, stats,
+    stop_while_holding_a_unit, tiles,
 };
+use npuzzle_cluster::testing::TestCluster;
 use npuzzle_coordinator::{Config, HttpListener, SchedulerConfig};
 use npuzzle_proto::v1;
 
@@ -27,12 +28,12 @@ async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
         },
         ..Config::default()
     };
-    let (url, shutdown) = start_coordinator(config).await;
-    let _guard = shutdown.drop_guard();
+    let cluster = TestCluster::start(config).await;
+    let url = cluster.url.clone();
 
     let mut a = spawn_worker(&url, "a");
     let _b = spawn_worker(&url, "b");
-    wait_for_workers(&url, 2).await;
+    cluster.wait_for_workers(2).await;
 
     // Korf #49: 59 moves, 103 M linear-conflict nodes expanded (about 3 s on one core): long
     // enough to stop a worker mid-job.

@@ -2,9 +2,10 @@
 //! unit; its units go back to the queue and the answer is still optimal.
 
 use crate::common::{
-    blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker,
-    start_coordinator, stats, stop_while_holding_a_unit, tiles, wait_for_workers,
+    blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker, stats,
+    stop_while_holding_a_unit, tiles,
 };
+use npuzzle_cluster::testing::TestCluster;
 use npuzzle_coordinator::{Config, HttpListener};
 use npuzzle_proto::v1;
 
@@ -19,12 +20,12 @@ async fn a_killed_worker_process_does_not_lose_the_answer() {
         http: Some(http),
         ..Config::default()
     };
-    let (url, shutdown) = start_coordinator(config).await;
-    let _guard = shutdown.drop_guard();
+    let cluster = TestCluster::start(config).await;
+    let url = cluster.url.clone();
 
     let mut a = spawn_worker(&url, "a");
     let _b = spawn_worker(&url, "b");
-    wait_for_workers(&url, 2).await;
+    cluster.wait_for_workers(2).await;
 
     // Korf #3: 59 moves, tens of millions of linear-conflict nodes: long enough to kill a worker.
     let tiles = tiles("14 7 8 2 13 11 10 4 9 12 5 0 3 6 1 15");

@@ -5,14 +5,10 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use npuzzle_coordinator::Config;
+use npuzzle_cluster::testing::eventually;
+use npuzzle_cluster::testing::prometheus;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
-use tokio_util::sync::CancellationToken;
-
-/// Plain HTTP/1.1 `GET` (and Prometheus parsing), shared with the coordinator's tests.
-#[path = "../../../../coordinator/tests/it/common/prometheus.rs"]
-mod prometheus;
 
 /// A worker process, killed when dropped.
 pub struct Worker(pub Child);
@@ -37,30 +33,9 @@ pub fn spawn_worker(url: &str, name: &str) -> Worker {
     )
 }
 
-/// A coordinator on `127.0.0.1:0`: its URL, and the token that stops it.
-pub async fn start_coordinator(config: Config) -> (String, CancellationToken) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let shutdown = CancellationToken::new();
-    tokio::spawn(npuzzle_coordinator::run(listener, config, shutdown.clone()));
-    (url, shutdown)
-}
-
 pub async fn stats(url: &str) -> v1::StatsResponse {
     let mut c = SolverClient::connect(url.to_string()).await.unwrap();
     c.stats(v1::StatsRequest {}).await.unwrap().into_inner()
-}
-
-/// Waits (at most 10 s) until the coordinator counts `n` workers.
-pub async fn wait_for_workers(url: &str, n: u32) {
-    let joined = Instant::now();
-    while stats(url).await.workers < n {
-        assert!(
-            joined.elapsed() < Duration::from_secs(10),
-            "workers did not join"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// The coordinator's count of busy slots of the worker called `name`, from its HTTP API
@@ -139,9 +114,14 @@ pub async fn solve_until_both_busy(
 ) -> tokio::task::JoinHandle<Result<tonic::Response<v1::SolveResponse>, tonic::Status>> {
     let mut client = SolverClient::connect(url.to_string()).await.unwrap();
     let call = tokio::spawn(async move { client.solve(request).await });
-    while stats(url).await.busy_slots < 2 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let both_busy = async || (stats(url).await.busy_slots >= 2).then_some(());
+    eventually(
+        Duration::from_secs(60),
+        Duration::from_millis(5),
+        "both workers busy",
+        both_busy,
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     call
 }
