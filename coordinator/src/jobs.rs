@@ -67,10 +67,16 @@ impl Job {
         self.status.subscribe()
     }
 
+    /// Ends the job with `update`, unless it has ended already: the first end stands (a
+    /// cancel and the answer may cross).
     fn finish(&self, update: impl FnOnce(&mut v1::JobStatus)) {
-        if let Ok(mut finished) = self.finished.lock() {
-            finished.get_or_insert_with(Instant::now);
+        let Ok(mut finished) = self.finished.lock() else {
+            return;
+        };
+        if finished.is_some() {
+            return;
         }
+        *finished = Some(Instant::now());
         self.status.send_modify(update);
     }
 
@@ -243,6 +249,7 @@ impl Shared {
     /// puzzle); returns it.
     pub(crate) fn cancel_job(&self, id: &str) -> Result<Arc<Job>, JobError> {
         let job = self.jobs.get(id)?;
+        job.finish(|s| s.state = v1::JobState::Cancelled as i32);
         job.cancel.cancel();
         Ok(job)
     }
