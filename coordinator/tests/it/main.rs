@@ -9,6 +9,7 @@ mod audit;
 mod auto_fallback;
 mod cache_and_dedup;
 mod cancellation;
+mod detached_jobs;
 mod command_line;
 mod distributed_optimal;
 mod forged_worker;
