@@ -79,8 +79,22 @@ pub struct Row {
     pub assignments: u64,
     pub yields: u64,
     pub events: u64,
+    /// Commands the scheduler returned for them.
+    pub commands: u64,
     /// Scheduler events handled per second of its own (real) time.
     pub scheduler_events_per_s: f64,
+    /// Real seconds spent in the scheduler.
+    pub scheduler_s: f64,
+    /// Virtual seconds the one-threaded coordinator was charged for them, and that over the
+    /// makespan (near 1: the coordinator is the bottleneck).
+    pub coordinator_s: f64,
+    pub coordinator_load: f64,
+    /// Virtual milliseconds a message waited for the coordinator, on average and at most.
+    pub mean_wait_ms: f64,
+    pub max_wait_ms: f64,
+    /// Entries the scheduler's loops looked at per event (deterministic; flat if nothing scans
+    /// the cluster).
+    pub visits_per_event: f64,
     /// Events per virtual second this cluster sent the scheduler.
     pub demanded_events_per_s: f64,
     pub wrong: usize,
@@ -99,7 +113,14 @@ impl Row {
             assignments: report.assignments,
             yields: report.yields,
             events: report.events,
+            commands: report.commands,
             scheduler_events_per_s: report.events_per_sec(),
+            scheduler_s: report.scheduler_secs,
+            coordinator_s: report.coordinator_secs,
+            coordinator_load: report.coordinator_load(),
+            mean_wait_ms: report.mean_wait() * 1e3,
+            max_wait_ms: report.max_wait_secs * 1e3,
+            visits_per_event: report.visits_per_event(),
             demanded_events_per_s: report.demanded_events_per_sec(),
             wrong: report.wrong,
         }
@@ -118,16 +139,17 @@ pub fn table<W: Write>(
     if !json {
         writeln!(
             out,
-            "{} trace(s), {} serial nodes; latency {:.3} ms one way, {} slot(s) per worker, {} job(s) in flight",
+            "{} trace(s), {} serial nodes; latency {:.3} ms one way, {} slot(s) per worker, {} job(s) in flight; coordinator cost {}",
             traces.len(),
             serial,
             config.latency.as_secs_f64() * 1e3,
             config.slots_per_worker,
-            config.jobs_in_flight
+            config.jobs_in_flight,
+            config.coordinator_cost
         )?;
         writeln!(
             out,
-            "{:>6} {:>11} {:>9} {:>8} {:>6} {:>6} {:>8} {:>9} {:>8} {:>9} {:>12} {:>12}",
+            "{:>6} {:>11} {:>9} {:>8} {:>6} {:>6} {:>8} {:>9} {:>8} {:>9} {:>12} {:>12} {:>9} {:>6} {:>8} {:>7}",
             "slots",
             "makespan_s",
             "speedup",
@@ -139,7 +161,11 @@ pub fn table<W: Write>(
             "events",
             "sched_s",
             "sched_ev/s",
-            "demand_ev/s"
+            "demand_ev/s",
+            "coord_s",
+            "c_load",
+            "wait_ms",
+            "visits"
         )?;
     }
     let mut rows = Vec::new();
@@ -161,7 +187,7 @@ pub fn table<W: Write>(
         } else {
             writeln!(
                 out,
-                "{:>6} {:>11.4} {:>9.2} {:>8.3} {:>6.3} {:>6.3} {:>8} {:>9} {:>8} {:>9.4} {:>12.0} {:>12.0}{}",
+                "{:>6} {:>11.4} {:>9.2} {:>8.3} {:>6.3} {:>6.3} {:>8} {:>9} {:>8} {:>9.4} {:>12.0} {:>12.0} {:>9.4} {:>6.3} {:>8.4} {:>7.1}{}",
                 row.slots,
                 row.makespan_s,
                 row.speedup,
@@ -171,9 +197,13 @@ pub fn table<W: Write>(
                 row.assignments,
                 row.yields,
                 row.events,
-                report.scheduler_secs,
+                row.scheduler_s,
                 row.scheduler_events_per_s,
                 row.demanded_events_per_s,
+                row.coordinator_s,
+                row.coordinator_load,
+                row.mean_wait_ms,
+                row.visits_per_event,
                 if row.wrong > 0 { "  WRONG" } else { "" }
             )?;
         }

@@ -3,10 +3,17 @@
 //!
 //! Time is virtual. A slot searches [`SimConfig::rate`] nodes per second (by default the rate
 //! the trace was recorded at); every message between the coordinator and a worker takes
-//! [`SimConfig::latency`]; the coordinator itself takes no virtual time, and the real time it
-//! spends in the scheduler is measured and reported ([`SimReport::scheduler_secs`]), so that how
-//! many events per second one coordinator handles, against how many a cluster of a given size
-//! sends it, says how many slots it can feed.
+//! [`SimConfig::latency`].
+//!
+//! The coordinator is one thread, as the real one's scheduler is (one actor): each call into
+//! the scheduler (a result, a request) occupies it for [`SimConfig::coordinator_cost`] of virtual
+//! time, the time the call really took here ([`CoordinatorCost::Measured`]) or a cost calibrated
+//! on such measurements ([`CoordinatorCost::Calibrated`], the default: the same inputs give the
+//! same figures on any machine). What it sends goes out when the call ends, and messages that
+//! arrive meanwhile wait in line, so a saturated coordinator lengthens the makespan instead of
+//! hiding in it ([`SimReport::coordinator_secs`], [`SimReport::mean_wait`]). The cluster joining
+//! before the first request is not charged. The real time spent in the scheduler is reported
+//! too ([`SimReport::scheduler_secs`]), whichever cost is charged.
 //!
 //! A simulated worker asked to search a task (a unit or a piece, under a bound) adds up the
 //! traced subtrees below the task's prefix, in depth-first order. Asked back after `n` nodes, it
@@ -24,7 +31,7 @@
 //! ```
 
 use std::cmp::Ordering as CmpOrdering;
-use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,7 +55,69 @@ pub struct SimConfig {
     pub rate: Option<f64>,
     /// Jobs a client keeps in flight (the traces are its batch, sent in order).
     pub jobs_in_flight: usize,
+    /// What each call into the scheduler costs the one-threaded coordinator in virtual time.
+    pub coordinator_cost: CoordinatorCost,
     pub scheduler: SchedulerConfig,
+}
+
+/// What a call into the scheduler costs the simulated coordinator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CoordinatorCost {
+    /// Nothing: the coordinator answers at once however many events it gets (the simulator
+    /// before issue 23; for comparisons).
+    Free,
+    /// The real time the call took on this machine: honest about this machine, but no two runs
+    /// give quite the same figures.
+    Measured,
+    /// `per_event`, plus `per_command` for each command the call returns (an assignment, a
+    /// yield, a cancel…): deterministic. [`CoordinatorCost::CALIBRATED`] is fitted to
+    /// measured runs.
+    Calibrated {
+        per_event: Duration,
+        per_command: Duration,
+    },
+}
+
+impl CoordinatorCost {
+    /// Fitted to `--coordinator-cost measured` runs of the four 24-puzzle traces (release
+    /// build, 2 to 10,000 slots, the best of 3, AMD EPYC with 32 MiB of L3; see
+    /// docs/performance.md): 1.2–2 µs per event on up to 64 slots, 4.0–4.7 µs on #29 and #36
+    /// from 1,024 slots on (more tasks and workers than the caches hold), with 1.0–1.1 commands
+    /// per event. Charged at the high end: 3 µs per event and 1 µs per command.
+    pub const CALIBRATED: CoordinatorCost = CoordinatorCost::Calibrated {
+        per_event: Duration::from_micros(3),
+        per_command: Duration::from_micros(1),
+    };
+
+    /// The virtual seconds a call that returned `commands` and took `measured` costs.
+    fn charge(self, measured: Duration, commands: usize) -> f64 {
+        match self {
+            CoordinatorCost::Free => 0.0,
+            CoordinatorCost::Measured => measured.as_secs_f64(),
+            CoordinatorCost::Calibrated {
+                per_event,
+                per_command,
+            } => (per_event + per_command * commands as u32).as_secs_f64(),
+        }
+    }
+}
+
+impl std::fmt::Display for CoordinatorCost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CoordinatorCost::Free => f.write_str("free"),
+            CoordinatorCost::Measured => f.write_str("measured"),
+            CoordinatorCost::Calibrated {
+                per_event,
+                per_command,
+            } => write!(
+                f,
+                "calibrated ({:.2} µs per event + {:.2} µs per command)",
+                per_event.as_secs_f64() * 1e6,
+                per_command.as_secs_f64() * 1e6
+            ),
+        }
+    }
 }
 
 impl Default for SimConfig {
@@ -59,6 +128,7 @@ impl Default for SimConfig {
             latency: Duration::from_micros(100),
             rate: None,
             jobs_in_flight: 1,
+            coordinator_cost: CoordinatorCost::CALIBRATED,
             scheduler: SchedulerConfig::default(),
         }
     }
@@ -81,6 +151,13 @@ pub struct SimReport {
     /// Calls into the scheduler, and the real seconds they took.
     pub events: u64,
     pub scheduler_secs: f64,
+    /// Commands the scheduler returned.
+    pub commands: u64,
+    /// Virtual seconds the coordinator spent in the scheduler ([`SimConfig::coordinator_cost`]).
+    pub coordinator_secs: f64,
+    /// Virtual seconds messages to the coordinator waited for it to be free, in all and at most.
+    pub wait_secs: f64,
+    pub max_wait_secs: f64,
     /// Entries of workers, jobs and tasks the scheduler's loops looked at
     /// ([`Scheduler::visits`]): its work, counted the same on any machine.
     pub scheduler_visits: u64,
@@ -111,6 +188,17 @@ impl SimReport {
     /// Scheduler events per real second of its own time.
     pub fn events_per_sec(&self) -> f64 {
         self.events as f64 / self.scheduler_secs.max(1e-12)
+    }
+
+    /// The share of the makespan the one-threaded coordinator was busy: near 1, it is the
+    /// bottleneck.
+    pub fn coordinator_load(&self) -> f64 {
+        self.coordinator_secs / self.makespan.max(1e-12)
+    }
+
+    /// Virtual seconds a message waited for the coordinator, on average.
+    pub fn mean_wait(&self) -> f64 {
+        self.wait_secs / self.events.max(1) as f64
     }
 
     /// Entries the scheduler looked at per event: flat if no step scans the cluster.
@@ -362,6 +450,19 @@ enum Event {
     },
     /// A client's request reaches the coordinator.
     Submit { index: usize },
+    /// The coordinator is done with its current call.
+    CoordinatorFree,
+}
+
+/// A message for the coordinator, in its queue.
+enum Inbound {
+    Result {
+        worker: WorkerId,
+        result: UnitResult,
+    },
+    Submit {
+        index: usize,
+    },
 }
 
 struct Scheduled {
@@ -415,6 +516,10 @@ struct Sim<'a> {
     last_answer: f64,
     /// Job id → trace index.
     job_trace: HashMap<JobId, usize>,
+    /// Messages that reached the coordinator while it was busy, with when they arrived.
+    inbox: VecDeque<(f64, Inbound)>,
+    /// Whether the coordinator is in a call (until its `CoordinatorFree`).
+    busy: bool,
 }
 
 impl Sim<'_> {
@@ -438,14 +543,59 @@ impl Sim<'_> {
         self.epoch + Duration::from_secs_f64(self.now)
     }
 
-    /// Calls into the scheduler, timing it, and carries out what it says.
-    fn scheduler_call(&mut self, call: impl FnOnce(&mut Scheduler, Instant) -> Vec<Command>) {
+    /// A message reaches the coordinator: handled now if it is free, else queued behind what
+    /// it is doing.
+    fn arrive(&mut self, message: Inbound) {
+        self.inbox.push_back((self.now, message));
+        if !self.busy {
+            self.serve();
+        }
+    }
+
+    /// Handles queued messages until a call occupies the coordinator (or none is left).
+    fn serve(&mut self) {
+        while let Some((arrived, message)) = self.inbox.pop_front() {
+            let wait = self.now - arrived;
+            self.report.wait_secs += wait;
+            self.report.max_wait_secs = self.report.max_wait_secs.max(wait);
+            let cost = match message {
+                Inbound::Submit { index } => self.submit(index),
+                Inbound::Result { worker, result } => {
+                    self.scheduler_call(true, |s, now| s.on_result(worker, result, now))
+                }
+            };
+            if cost > 0.0 {
+                self.busy = true;
+                self.at(cost, Event::CoordinatorFree);
+                return;
+            }
+        }
+    }
+
+    /// Calls into the scheduler, timing it, and carries out what it says once the call's cost
+    /// (if `charged`) has passed. Returns that cost, in virtual seconds.
+    fn scheduler_call(
+        &mut self,
+        charged: bool,
+        call: impl FnOnce(&mut Scheduler, Instant) -> Vec<Command>,
+    ) -> f64 {
         let now = self.instant();
         let started = Instant::now();
         let commands = call(&mut self.scheduler, now);
-        self.report.scheduler_secs += started.elapsed().as_secs_f64();
+        let measured = started.elapsed();
+        self.report.scheduler_secs += measured.as_secs_f64();
         self.report.events += 1;
-        let latency = self.config.latency.as_secs_f64();
+        self.report.commands += commands.len() as u64;
+        let cost = if charged {
+            self.config
+                .coordinator_cost
+                .charge(measured, commands.len())
+        } else {
+            0.0
+        };
+        self.report.coordinator_secs += cost;
+        // What it sends leaves when the call is over.
+        let latency = cost + self.config.latency.as_secs_f64();
         for command in commands {
             match command {
                 Command::Assign { worker, assignment } => {
@@ -484,13 +634,15 @@ impl Sim<'_> {
                     if self.next_job < self.jobs.len() {
                         let next = self.next_job;
                         self.next_job += 1;
-                        self.at(2.0 * latency, Event::Submit { index: next });
+                        let back = latency + self.config.latency.as_secs_f64();
+                        self.at(back, Event::Submit { index: next });
                     }
                 }
                 Command::Progress { .. } | Command::Disconnect { .. } | Command::Revoked { .. } => {
                 }
             }
         }
+        cost
     }
 
     fn start(&mut self, worker: WorkerId, assignment: Assignment) {
@@ -586,7 +738,8 @@ impl Sim<'_> {
         }
     }
 
-    fn submit(&mut self, index: usize) {
+    /// The client's request for trace `index`; returns what the call cost.
+    fn submit(&mut self, index: usize) -> f64 {
         let job = JobId(index as u64 + 1);
         self.job_trace.insert(job, index);
         let trace = &self.jobs[index].trace;
@@ -599,7 +752,7 @@ impl Sim<'_> {
             )
         }));
         let spec = JobSpec::whole(job, goal, HeuristicKind::Pdb, solver, root);
-        self.scheduler_call(|s, _| s.submit(spec));
+        self.scheduler_call(true, |s, _| s.submit(spec))
     }
 }
 
@@ -633,6 +786,8 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
         answered: 0,
         last_answer: 0.0,
         job_trace: HashMap::new(),
+        inbox: VecDeque::new(),
+        busy: false,
     };
     let shapes: BTreeSet<npuzzle_solver::Shape> = traces.iter().map(|t| t.board.shape()).collect();
     let per_worker = config.slots_per_worker.max(1);
@@ -642,7 +797,10 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
         let capabilities = Capabilities {
             pdb_shapes: shapes.clone(),
         };
-        sim.scheduler_call(|s, now| s.add_worker(WorkerId(w as u64 + 1), slots, capabilities, now));
+        // The cluster forms before the batch begins: not charged.
+        sim.scheduler_call(false, |s, now| {
+            s.add_worker(WorkerId(w as u64 + 1), slots, capabilities, now)
+        });
     }
     let first = config.jobs_in_flight.max(1).min(sim.jobs.len());
     sim.next_job = first;
@@ -653,7 +811,11 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
     while let Some(Scheduled { at, event, .. }) = sim.queue.pop() {
         sim.now = at;
         match event {
-            Event::Submit { index } => sim.submit(index),
+            Event::Submit { index } => sim.arrive(Inbound::Submit { index }),
+            Event::CoordinatorFree => {
+                sim.busy = false;
+                sim.serve();
+            }
             Event::Start { worker, assignment } => sim.start(worker, assignment),
             Event::End { key, generation } => {
                 if sim
@@ -666,9 +828,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
             }
             Event::Yield { key, after_nodes } => sim.yield_task(key, after_nodes),
             Event::Cancel { worker, job } => sim.cancel(worker, job),
-            Event::Result { worker, result } => {
-                sim.scheduler_call(|s, now| s.on_result(worker, result, now))
-            }
+            Event::Result { worker, result } => sim.arrive(Inbound::Result { worker, result }),
         }
     }
     sim.report.scheduler_visits = sim.scheduler.visits();
@@ -742,6 +902,42 @@ mod tests {
         );
         assert_eq!(eight.wrong, 0);
         assert!(eight.yields > 0 && eight.speedup() > 1.5, "{eight:?}");
+    }
+
+    #[test]
+    fn a_saturated_coordinator_lengthens_the_makespan() {
+        let trace = korf12();
+        let run = |coordinator_cost| {
+            simulate(
+                std::slice::from_ref(&trace),
+                &SimConfig {
+                    slots: 32,
+                    coordinator_cost,
+                    ..SimConfig::default()
+                },
+            )
+        };
+        let free = run(CoordinatorCost::Free);
+        assert_eq!(free.coordinator_secs, 0.0);
+        // Far slower than the search per event: the coordinator is the bottleneck.
+        let slow = run(CoordinatorCost::Calibrated {
+            per_event: Duration::from_millis(1),
+            per_command: Duration::ZERO,
+        });
+        for r in [&free, &slow] {
+            assert_eq!(r.wrong, 0, "{r:?}");
+        }
+        // One thread: its busy time fits in the makespan, every event of it (but the 32 joins,
+        // before the batch).
+        let charged = (slow.events - 32) as f64 * 1e-3;
+        assert!((slow.coordinator_secs - charged).abs() < 1e-9, "{slow:?}");
+        assert!(slow.makespan >= slow.coordinator_secs, "{slow:?}");
+        assert!(slow.coordinator_load() > 0.5, "{slow:?}");
+        assert!(slow.mean_wait() > 0.0 && slow.max_wait_secs >= slow.mean_wait());
+        assert!(
+            slow.makespan > free.makespan + 0.5 * charged,
+            "{free:?} {slow:?}"
+        );
     }
 
     #[test]

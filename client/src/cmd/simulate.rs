@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use npuzzle_coordinator::sim::CoordinatorCost;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
 
 use super::{boolish, load_instances};
@@ -64,9 +65,37 @@ pub(crate) struct SimulateArgs {
     /// Jobs the simulated client keeps in flight.
     #[arg(long, env = "NPUZZLE_SIM_JOBS_IN_FLIGHT", default_value_t = 1)]
     jobs_in_flight: usize,
+    /// What each scheduler event costs the one-threaded coordinator in virtual time:
+    /// `calibrated` (a fixed cost per event and per command, fitted on measured runs: the same
+    /// figures on any machine), `measured` (the real time each call takes here) or `free` (none,
+    /// as before issue 23).
+    #[arg(
+        long,
+        env = "NPUZZLE_SIM_COORDINATOR_COST",
+        value_enum,
+        default_value_t = CostArg::Calibrated
+    )]
+    coordinator_cost: CostArg,
     /// One JSON object per slot count.
     #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CostArg {
+    Calibrated,
+    Measured,
+    Free,
+}
+
+impl From<CostArg> for CoordinatorCost {
+    fn from(arg: CostArg) -> CoordinatorCost {
+        match arg {
+            CostArg::Calibrated => CoordinatorCost::CALIBRATED,
+            CostArg::Measured => CoordinatorCost::Measured,
+            CostArg::Free => CoordinatorCost::Free,
+        }
+    }
 }
 
 pub(crate) fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
@@ -123,6 +152,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         latency: std::time::Duration::from_secs_f64(args.latency_ms / 1e3),
         rate: args.rate,
         jobs_in_flight: args.jobs_in_flight.max(1),
+        coordinator_cost: args.coordinator_cost.into(),
         ..npuzzle_coordinator::sim::SimConfig::default()
     };
     let rows = npuzzle_client::simulate::table(
