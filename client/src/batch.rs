@@ -8,7 +8,7 @@ use std::sync::mpsc::{Receiver, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::engine::{Engine, Record, Settings};
+use crate::engine::{Answer, Engine, Settings};
 use crate::input::{Format, Item, Reader};
 
 pub use crate::sink::{OutputFormat, Sink, Summary, text_line};
@@ -24,9 +24,9 @@ pub struct BatchOptions {
     pub skip: HashSet<usize>,
 }
 
-fn solve_item(engine: &mut Engine, item: &Item) -> Record {
+fn solve_item(engine: &mut Engine, item: &Item) -> Answer {
     let mut record = match &item.error {
-        Some(e) => Record::invalid(item.index, e.clone()),
+        Some(e) => Answer::invalid(item.index, e.clone()),
         None => engine.solve_text(item.index, &item.text, item.shape),
     };
     if let Some(e) = record.error.as_mut() {
@@ -51,7 +51,7 @@ pub fn run<R: BufRead, W: Write + Send>(
     // output even when `--resume` leaves gaps in the input indices.
     let (work_tx, work_rx) = sync_channel::<(usize, Item, Format)>(jobs * 4);
     let work_rx = Arc::new(Mutex::new(work_rx));
-    let (done_tx, done_rx) = sync_channel::<(usize, Record, Format)>(jobs * 4);
+    let (done_tx, done_rx) = sync_channel::<(usize, Answer, Format)>(jobs * 4);
 
     std::thread::scope(|scope| {
         for _ in 0..jobs {
@@ -108,7 +108,7 @@ pub fn run<R: BufRead, W: Write + Send>(
 }
 
 fn write_in_order<W: Write>(
-    done: Receiver<(usize, Record, Format)>,
+    done: Receiver<(usize, Answer, Format)>,
     mut sink: Sink<W>,
 ) -> io::Result<Summary> {
     let mut waiting = BTreeMap::new();

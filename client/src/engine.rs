@@ -1,5 +1,6 @@
-//! The in-process engine: parse one board, check parity, search, and describe the answer as a
-//! [`Record`]. Solvers (and their tables) are kept per goal and heuristic.
+//! The in-process engine: parse one board, check parity, search, and describe the answer as an
+//! [`Answer`] (the JSON type shared with the coordinator's HTTP API, from `npuzzle_proto`).
+//! Solvers (and their tables) are kept per goal and heuristic.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -9,127 +10,8 @@ use npuzzle_solver::{
     Board, Goal, GoalSpec, HeuristicKind, Limits, PdbHeuristic, SearchOutcome, Shape, Solver,
     moves_to_string,
 };
-use serde::Serialize;
 
-/// What became of one board.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Solved,
-    Unsolvable,
-    /// The input is wrong: the board (or the settings for it) cannot be searched.
-    Invalid,
-    /// The board is fine but got no answer this time (see [`Record::reason`]): a deadline, a
-    /// coordinator that stayed busy or unreachable. Worth trying again (`--resume` does).
-    Failed,
-}
-
-/// Why a board [`Status::Failed`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FailReason {
-    /// Its `--timeout` passed before an optimal answer was proven.
-    Deadline,
-    /// The search was stopped before an answer (by the coordinator).
-    Cancelled,
-    /// The coordinator stayed unreachable, or without workers, for `--retry-for`.
-    Unavailable,
-    /// The coordinator stayed at its limit of searches for `--retry-for`.
-    Busy,
-    /// The coordinator answered with an error of its own.
-    Internal,
-}
-
-impl std::fmt::Display for FailReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            FailReason::Deadline => "deadline",
-            FailReason::Cancelled => "cancelled",
-            FailReason::Unavailable => "unavailable",
-            FailReason::Busy => "busy",
-            FailReason::Internal => "internal",
-        })
-    }
-}
-
-/// One answer, as `--json` and `--output jsonl` print it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Record {
-    /// 0-based input order.
-    pub index: usize,
-    pub status: Status,
-    /// Upper-case move letters (the blank's direction); `null` unless solved.
-    pub moves: Option<String>,
-    /// Number of moves; `null` unless solved.
-    pub length: Option<usize>,
-    /// Nodes expanded by the search.
-    pub nodes: u64,
-    /// Wall-clock time for this board, in milliseconds.
-    pub millis: f64,
-    /// Answered from the coordinator's cache (always false with `--serial`).
-    pub cached: bool,
-    /// What is wrong with the input (invalid), or why there is no answer (failed); `null`
-    /// otherwise.
-    pub error: Option<String>,
-    /// Why it failed; `null` unless failed.
-    pub reason: Option<FailReason>,
-}
-
-impl Record {
-    fn new(index: usize, status: Status) -> Record {
-        Record {
-            index,
-            status,
-            moves: None,
-            length: None,
-            nodes: 0,
-            millis: 0.0,
-            cached: false,
-            error: None,
-            reason: None,
-        }
-    }
-
-    /// Solved by `moves` (upper-case letters).
-    pub fn solved(index: usize, moves: String) -> Record {
-        Record {
-            length: Some(moves.len()),
-            moves: Some(moves),
-            ..Record::new(index, Status::Solved)
-        }
-    }
-
-    /// Proven unsolvable (by parity).
-    pub fn unsolvable(index: usize) -> Record {
-        Record::new(index, Status::Unsolvable)
-    }
-
-    /// The input is wrong: `error` says how.
-    pub fn invalid(index: usize, error: impl Into<String>) -> Record {
-        Record {
-            error: Some(error.into()),
-            ..Record::new(index, Status::Invalid)
-        }
-    }
-
-    /// No answer this time, for `reason`; `error` says more.
-    pub fn failed(index: usize, reason: FailReason, error: impl Into<String>) -> Record {
-        Record {
-            reason: Some(reason),
-            error: Some(error.into()),
-            ..Record::new(index, Status::Failed)
-        }
-    }
-
-    /// The same record with the search's cost: `nodes`, whether it came from the cache, and
-    /// the time since `started` (to the microsecond, which keeps the JSON short).
-    pub fn costing(mut self, nodes: u64, cached: bool, started: Instant) -> Record {
-        self.nodes = nodes;
-        self.cached = cached;
-        self.millis = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
-        self
-    }
-}
+pub use npuzzle_proto::answer::{Answer, FailReason, Status};
 
 /// How boards are solved.
 #[derive(Clone, Debug, Default)]
@@ -215,14 +97,14 @@ impl Engine {
     }
 
     /// Parses and solves one board. `shape` (from the input format) wins over the settings'.
-    pub fn solve_text(&mut self, index: usize, text: &str, shape: Option<Shape>) -> Record {
+    pub fn solve_text(&mut self, index: usize, text: &str, shape: Option<Shape>) -> Answer {
         let board = match Board::parse(text, shape.or(self.settings.shape)) {
             Ok(b) => b,
-            Err(e) => return Record::invalid(index, e.to_string()),
+            Err(e) => return Answer::invalid(index, e.to_string()),
         };
         let goal = match self.settings.goal.resolve(board.shape()) {
             Ok(g) => g,
-            Err(e) => return Record::invalid(index, e.to_string()),
+            Err(e) => return Answer::invalid(index, e.to_string()),
         };
         let pdb_dir = self.settings.pdb_dir.as_deref();
         let kind = self.settings.heuristic.for_shape(board.shape(), pdb_dir);
@@ -237,7 +119,7 @@ impl Engine {
                 };
                 match made {
                     Ok(s) => e.insert(s),
-                    Err(err) => return Record::invalid(index, err),
+                    Err(err) => return Answer::invalid(index, err),
                 }
             }
         };
@@ -245,13 +127,13 @@ impl Engine {
         let started = Instant::now();
         let report = match solver.solve(&board, &Limits::default()) {
             Ok(r) => r,
-            Err(e) => return Record::invalid(index, e.to_string()),
+            Err(e) => return Answer::invalid(index, e.to_string()),
         };
         let record = match report.outcome {
-            SearchOutcome::Solved(path) => Record::solved(index, moves_to_string(&path)),
-            SearchOutcome::Unsolvable => Record::unsolvable(index),
+            SearchOutcome::Solved(path) => Answer::solved(index, moves_to_string(&path)),
+            SearchOutcome::Unsolvable => Answer::unsolvable(index),
             // Without limits the search only ends solved or unsolvable; say so if it did not.
-            other => Record::failed(
+            other => Answer::failed(
                 index,
                 FailReason::Internal,
                 format!("search ended without an answer: {other:?}"),

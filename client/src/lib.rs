@@ -7,7 +7,7 @@
 //! # Layout
 //!
 //! - [`input`]: streams boards out of batch files (`lines`, `uva10181`, `poj1077`, `auto`).
-//! - [`engine`]: solves one board in-process and describes the answer as a [`engine::Record`].
+//! - [`engine`]: solves one board in-process and describes the answer as an [`engine::Answer`].
 //! - [`batch`]: many boards on several threads, answers written in input order.
 //! - [`sink`]: where the answers go: text, JSONL or CSV, the summary, the progress bar and
 //!   `--resume`.

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::batch::{BatchOptions, Sink, Summary};
-use crate::engine::{FailReason, HeuristicChoice, Record, Settings};
+use crate::engine::{Answer, FailReason, HeuristicChoice, Settings};
 use crate::input::{Format, Item, Reader};
 
 /// The embedded cluster of `npuzzle solve` and `batch` without `--coordinator`: one worker
@@ -168,11 +168,11 @@ pub async fn solve(
     settings: &Settings,
     patience: Patience,
     waiting: &AtomicUsize,
-) -> Result<Record, RemoteError> {
+) -> Result<Answer, RemoteError> {
     let started = Instant::now();
     let mut req = match request(text, shape, settings) {
         Ok(r) => r,
-        Err(e) => return Ok(Record::invalid(index, e)),
+        Err(e) => return Ok(Answer::invalid(index, e)),
     };
     if let Some(t) = patience.timeout {
         req.timeout_ms = (t.as_millis() as u64).max(1);
@@ -185,7 +185,7 @@ pub async fn solve(
             Err(status) => status,
         };
         let (wait, reason) = match judge(&status, attempt) {
-            Next::Invalid(message) => return Ok(Record::invalid(index, message)),
+            Next::Invalid(message) => return Ok(Answer::invalid(index, message)),
             Next::Refused(e) => return Err(e),
             Next::Retry(wait, reason) => (wait, reason),
         };
@@ -197,7 +197,7 @@ pub async fn solve(
                 status.message(),
                 patience.retry_for.as_secs_f64()
             );
-            return Ok(Record::failed(index, reason, error).costing(0, false, started));
+            return Ok(Answer::failed(index, reason, error).costing(0, false, started));
         }
         attempt += 1;
         waiting.fetch_add(1, Ordering::Relaxed);
@@ -205,9 +205,9 @@ pub async fn solve(
         waiting.fetch_sub(1, Ordering::Relaxed);
     };
     let record = match v1::Outcome::try_from(r.outcome) {
-        Ok(v1::Outcome::Solved) => Record::solved(index, r.moves),
-        Ok(v1::Outcome::Unsolvable) => Record::unsolvable(index),
-        Ok(v1::Outcome::InvalidArgument) => Record::invalid(index, r.error),
+        Ok(v1::Outcome::Solved) => Answer::solved(index, r.moves),
+        Ok(v1::Outcome::Unsolvable) => Answer::unsolvable(index),
+        Ok(v1::Outcome::InvalidArgument) => Answer::invalid(index, r.error),
         outcome => {
             let reason = match outcome {
                 Ok(v1::Outcome::DeadlineExceeded) => FailReason::Deadline,
@@ -219,7 +219,7 @@ pub async fn solve(
             } else {
                 &r.error
             };
-            Record::failed(
+            Answer::failed(
                 index,
                 reason,
                 format!("{why} (lower bound {})", r.lower_bound),
@@ -272,7 +272,7 @@ where
             async move {
                 let (item, format) = item.map_err(RemoteError::Input)?;
                 let mut record = match &item.error {
-                    Some(e) => Record::invalid(item.index, e.clone()),
+                    Some(e) => Answer::invalid(item.index, e.clone()),
                     None => {
                         solve(
                             &mut client,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::engine::{Record, Status};
+use crate::engine::{Answer, Status};
 use crate::input::Format;
 
 /// How answers are written.
@@ -58,7 +58,7 @@ impl Summary {
         self.solved + self.unsolvable + self.invalid + self.failed
     }
 
-    pub(crate) fn add(&mut self, r: &Record) {
+    pub(crate) fn add(&mut self, r: &Answer) {
         match r.status {
             Status::Solved => self.solved += 1,
             Status::Unsolvable => self.unsolvable += 1,
@@ -95,7 +95,7 @@ impl std::fmt::Display for Summary {
 /// One answer in the judge's text format for `format`: upper-case moves (lower-case for
 /// `poj1077`), `unsolvable` (`This puzzle is not solvable.` for `uva10181`), or
 /// `invalid: <what is wrong>`, or `failed: <reason>: <what happened>`.
-pub fn text_line(record: &Record, format: Format) -> String {
+pub fn text_line(record: &Answer, format: Format) -> String {
     match record.status {
         Status::Solved => {
             let moves = record.moves.clone().unwrap_or_default();
@@ -156,7 +156,7 @@ impl<W: Write> Sink<W> {
     }
 
     /// Writes one answer.
-    pub fn write(&mut self, record: &Record, format: Format) -> io::Result<()> {
+    pub fn write(&mut self, record: &Answer, format: Format) -> io::Result<()> {
         self.summary.add(record);
         match self.output {
             OutputFormat::Text => writeln!(self.out, "{}", text_line(record, format))?,
@@ -296,15 +296,15 @@ pub fn resume(path: &Path, output: OutputFormat) -> io::Result<(File, HashSet<us
 mod tests {
     use super::*;
 
-    fn record(index: usize, moves: &str) -> Record {
-        Record::solved(index, moves.to_string()).costing(
+    fn record(index: usize, moves: &str) -> Answer {
+        Answer::solved(index, moves.to_string()).costing(
             7,
             index.is_multiple_of(2),
             std::time::Instant::now(),
         )
     }
 
-    fn write_all(output: OutputFormat, records: &[Record], appending: bool) -> String {
+    fn write_all(output: OutputFormat, records: &[Answer], appending: bool) -> String {
         let mut out = Vec::new();
         let mut sink = Sink::new(&mut out, output, appending);
         for r in records {
@@ -370,7 +370,7 @@ mod tests {
     #[test]
     fn resume_tries_failed_answers_again() {
         let dir = tempfile::tempdir().unwrap();
-        let failed = Record::failed(1, crate::engine::FailReason::Deadline, "deadline exceeded");
+        let failed = Answer::failed(1, crate::engine::FailReason::Deadline, "deadline exceeded");
         for (output, expected) in [
             (OutputFormat::Jsonl, HashSet::from([0, 2])),
             (OutputFormat::Csv, HashSet::from([0, 2])),

@@ -34,6 +34,7 @@ use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTIC
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use npuzzle_proto::answer::{Answer, FailReason};
 use npuzzle_proto::{board_to_wire, goal_to_wire, heuristic_from_wire, heuristic_to_wire, v1};
 use npuzzle_solver::{Board, GoalSpec, HeuristicKind, Shape};
 use serde::{Deserialize, Serialize};
@@ -270,7 +271,7 @@ pub(crate) async fn serve(
 pub(crate) struct ApiError {
     code: StatusCode,
     /// Boxed: an error is rare, and a small `Result` keeps the happy path cheap.
-    body: Box<Answer>,
+    body: Box<ApiAnswer>,
     /// Seconds for `Retry-After`.
     retry_after: Option<u64>,
 }
@@ -280,7 +281,7 @@ impl ApiError {
     fn invalid(error: impl Into<String>) -> ApiError {
         ApiError {
             code: StatusCode::BAD_REQUEST,
-            body: Box::new(Answer::invalid(error.into())),
+            body: Box::new(ApiAnswer::invalid(error.into())),
             retry_after: None,
         }
     }
@@ -289,8 +290,8 @@ impl ApiError {
     fn unauthenticated(refusal: Status) -> ApiError {
         ApiError {
             code: StatusCode::UNAUTHORIZED,
-            body: Box::new(Answer::failed(
-                "unauthenticated",
+            body: Box::new(ApiAnswer::failed(
+                FailReason::Unauthenticated,
                 refusal.message().to_string(),
             )),
             retry_after: None,
@@ -305,7 +306,7 @@ impl From<SolveError> for ApiError {
         let message = error.to_string();
         let failed = |code, reason| ApiError {
             code,
-            body: Box::new(Answer::failed(reason, message.clone())),
+            body: Box::new(ApiAnswer::failed(reason, message.clone())),
             retry_after: None,
         };
         match error {
@@ -317,15 +318,17 @@ impl From<SolveError> for ApiError {
             SolveError::Busy { retry_after, .. } => ApiError {
                 // Whole seconds, rounded up: a client never retries too soon.
                 retry_after: Some((retry_after.as_millis().max(1) as u64).div_ceil(1000)),
-                ..failed(StatusCode::TOO_MANY_REQUESTS, "busy")
+                ..failed(StatusCode::TOO_MANY_REQUESTS, FailReason::Busy)
             },
             SolveError::Draining
             | SolveError::NoWorker { .. }
             | SolveError::TablesGone { .. }
             | SolveError::ShuttingDown
-            | SolveError::Stopped { .. } => failed(StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            | SolveError::Stopped { .. } => {
+                failed(StatusCode::SERVICE_UNAVAILABLE, FailReason::Unavailable)
+            }
             SolveError::Failed(_) | SolveError::Lost => {
-                failed(StatusCode::INTERNAL_SERVER_ERROR, "internal")
+                failed(StatusCode::INTERNAL_SERVER_ERROR, FailReason::Internal)
             }
         }
     }
@@ -448,19 +451,13 @@ impl SolveBody {
     }
 }
 
-/// An answer, as `npuzzle solve --json` prints it, with what the coordinator adds.
+/// An answer as the API gives it: [`Answer`], the JSON `npuzzle solve --json` prints (one type
+/// for both, in `npuzzle_proto`), and what the coordinator adds after its fields.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct Answer {
-    /// Always 0: one board per request (the field keeps the CLI's shape).
-    index: usize,
-    status: &'static str,
-    moves: Option<String>,
-    length: Option<usize>,
-    nodes: u64,
-    millis: f64,
-    cached: bool,
-    error: Option<String>,
-    reason: Option<&'static str>,
+pub(crate) struct ApiAnswer {
+    /// `index` always 0: one board per request (the field keeps the CLI's shape).
+    #[serde(flatten)]
+    answer: Answer,
     /// The best lower bound proven, for an answer that came too late.
     lower_bound: u32,
     /// The heuristic of the search that found the path (`null` when none ran).
@@ -471,18 +468,10 @@ pub(crate) struct Answer {
     requeued: u32,
 }
 
-impl Answer {
-    fn new(status: &'static str) -> Answer {
-        Answer {
-            index: 0,
-            status,
-            moves: None,
-            length: None,
-            nodes: 0,
-            millis: 0.0,
-            cached: false,
-            error: None,
-            reason: None,
+impl ApiAnswer {
+    fn of(answer: Answer) -> ApiAnswer {
+        ApiAnswer {
+            answer,
             lower_bound: 0,
             heuristic: None,
             units: 0,
@@ -491,68 +480,46 @@ impl Answer {
         }
     }
 
-    fn invalid(error: String) -> Answer {
-        Answer {
-            error: Some(error),
-            ..Answer::new("invalid")
-        }
+    fn invalid(error: String) -> ApiAnswer {
+        ApiAnswer::of(Answer::invalid(0, error))
     }
 
-    fn failed(reason: &'static str, error: String) -> Answer {
-        Answer {
-            error: Some(error),
-            reason: Some(reason),
-            ..Answer::new("failed")
-        }
+    fn failed(reason: FailReason, error: String) -> ApiAnswer {
+        ApiAnswer::of(Answer::failed(0, reason, error))
     }
 
-    fn from_response(r: &v1::SolveResponse) -> Answer {
-        let heuristic = heuristic_from_wire(r.heuristic_used)
-            .ok()
-            .flatten()
-            .map(|h| h.to_string());
-        let base = Answer {
-            nodes: r.nodes,
-            millis: (r.millis * 1e3).round() / 1e3,
-            cached: r.cached,
-            lower_bound: r.lower_bound,
-            heuristic,
-            units: r.units,
-            splits: r.splits,
-            requeued: r.requeued,
-            ..Answer::new("solved")
-        };
+    fn from_response(r: &v1::SolveResponse) -> ApiAnswer {
         let failed = |reason, default: &str| {
             let why = if r.error.is_empty() {
                 default.to_string()
             } else {
                 r.error.clone()
             };
-            Answer {
-                status: "failed",
-                reason: Some(reason),
-                error: Some(format!("{why} (lower bound {})", r.lower_bound)),
-                ..base.clone()
-            }
+            Answer::failed(0, reason, format!("{why} (lower bound {})", r.lower_bound))
         };
-        match v1::Outcome::try_from(r.outcome) {
-            Ok(v1::Outcome::Solved) => Answer {
-                length: Some(r.moves.len()),
-                moves: Some(r.moves.clone()),
-                ..base.clone()
+        let answer = match v1::Outcome::try_from(r.outcome) {
+            Ok(v1::Outcome::Solved) => Answer::solved(0, r.moves.clone()),
+            Ok(v1::Outcome::Unsolvable) => Answer::unsolvable(0),
+            Ok(v1::Outcome::InvalidArgument) => Answer::invalid(0, r.error.clone()),
+            Ok(v1::Outcome::DeadlineExceeded) => failed(FailReason::Deadline, "deadline exceeded"),
+            Ok(v1::Outcome::Cancelled) => failed(FailReason::Cancelled, "the search was cancelled"),
+            _ => failed(FailReason::Internal, "the search stopped"),
+        };
+        ApiAnswer {
+            answer: Answer {
+                nodes: r.nodes,
+                millis: (r.millis * 1e3).round() / 1e3,
+                cached: r.cached,
+                ..answer
             },
-            Ok(v1::Outcome::Unsolvable) => Answer {
-                status: "unsolvable",
-                ..base.clone()
-            },
-            Ok(v1::Outcome::InvalidArgument) => Answer {
-                status: "invalid",
-                error: Some(r.error.clone()),
-                ..base.clone()
-            },
-            Ok(v1::Outcome::DeadlineExceeded) => failed("deadline", "deadline exceeded"),
-            Ok(v1::Outcome::Cancelled) => failed("cancelled", "the search was cancelled"),
-            _ => failed("internal", "the search stopped"),
+            lower_bound: r.lower_bound,
+            heuristic: heuristic_from_wire(r.heuristic_used)
+                .ok()
+                .flatten()
+                .map(|h| h.to_string()),
+            units: r.units,
+            splits: r.splits,
+            requeued: r.requeued,
         }
     }
 }
@@ -578,7 +545,7 @@ async fn solve(
     // The metrics label a request by the gRPC code of its outcome, whichever way it came.
     match api.shared.solve(&request, None, Some(peer.ip())).await {
         Ok(response) => {
-            let answer = Answer::from_response(&response);
+            let answer = ApiAnswer::from_response(&response);
             metric.finish(&Ok(response));
             Ok(json(&answer))
         }
@@ -741,8 +708,11 @@ mod tests {
             let message = error.to_string();
             let refused = ApiError::from(error);
             assert_eq!(refused.code, code, "{message}");
-            assert_eq!((refused.body.status, refused.body.reason), (status, reason));
-            assert_eq!(refused.body.error.as_deref(), Some(message.as_str()));
+            // As the JSON says them.
+            let body = serde_json::to_value(&refused.body).unwrap();
+            let said = (body["status"].as_str(), body["reason"].as_str());
+            assert_eq!(said, (Some(status), reason), "{message}");
+            assert_eq!(body["error"].as_str(), Some(message.as_str()));
             let retry_after = (code == StatusCode::TOO_MANY_REQUESTS).then_some(1);
             assert_eq!(refused.retry_after, retry_after, "{message}");
         }

@@ -2,11 +2,13 @@
 //!
 //! What goes on the wire between npuzzle's clients, coordinator and workers: the generated
 //! messages and gRPC stubs of `proto/npuzzle/v1/npuzzle.proto` (package `npuzzle.v1`), the encoded
-//! descriptor set for server reflection, conversions to and from `npuzzle-solver` types, and
-//! [`security`]: the bearer tokens and TLS settings with which calls reach the coordinator.
+//! descriptor set for server reflection, conversions to and from `npuzzle-solver` types,
+//! [`security`]: the bearer tokens and TLS settings with which calls reach the coordinator, and
+//! [`answer`]: one answer as JSON, the same for the command line and the HTTP API.
 
 #![forbid(unsafe_code)]
 
+pub mod answer;
 pub mod codec;
 mod convert;
 pub mod security;

@@ -220,10 +220,7 @@ impl SolverRpc for Liar {
         Err(Status::unimplemented("no jobs here"))
     }
 
-    async fn get_job(
-        &self,
-        _: Request<v1::JobRequest>,
-    ) -> Result<Response<v1::JobStatus>, Status> {
+    async fn get_job(&self, _: Request<v1::JobRequest>) -> Result<Response<v1::JobStatus>, Status> {
         Err(Status::unimplemented("no jobs here"))
     }
 
