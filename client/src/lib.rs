@@ -43,6 +43,7 @@ pub mod bench;
 pub mod cluster_bench;
 pub mod engine;
 pub mod input;
+pub mod jobs;
 pub mod load;
 pub mod ops;
 pub mod remote;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use npuzzle_telemetry::cli::LogArgs;
 
-use cmd::{batch, bench, cluster, load, ops, pdb, simulate, solve, tools};
+use cmd::{batch, bench, cluster, jobs, load, ops, pdb, simulate, solve, tools};
 
 /// Optimal solutions for sliding-tile puzzles (8-, 15-, 24-puzzle, rectangles up to 5x5).
 ///
@@ -66,6 +66,15 @@ enum Command {
     /// Ask a coordinator whether it is serving (grpc.health.v1). Exit status: 0 SERVING,
     /// 1 NOT_SERVING or unknown, 2 unreachable; usable as a container health probe.
     Health(ops::HealthArgs),
+    /// Submit a board to a coordinator as a detached job: print its id and exit; the search
+    /// goes on at the coordinator (`wait`, `jobs`, `cancel` follow it).
+    Submit(jobs::SubmitArgs),
+    /// List a coordinator's detached jobs: id, state, bound, progress, ETA, age, board.
+    Jobs(jobs::JobsArgs),
+    /// Wait for a detached job and print what `solve` prints (a progress bar on a terminal).
+    Wait(jobs::WaitArgs),
+    /// Cancel a detached job.
+    Cancel(jobs::CancelArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +97,10 @@ fn main() -> ExitCode {
         Command::Pdb(c) => pdb::pdb(c),
         Command::Stats(a) => ops::stats(a),
         Command::Health(a) => ops::health(a),
+        Command::Submit(a) => jobs::submit(a),
+        Command::Jobs(a) => jobs::list(a),
+        Command::Wait(a) => jobs::wait(a),
+        Command::Cancel(a) => jobs::cancel(a),
     };
     match result {
         Ok(code) => code,

@@ -39,7 +39,7 @@ pub fn embedded(threads: usize, settings: &Settings, shapes: Option<BTreeSet<Sha
 }
 
 /// The request for one board, or the reason it cannot be sent.
-fn request(
+pub(crate) fn request(
     text: &str,
     shape: Option<Shape>,
     settings: &Settings,
@@ -204,10 +204,16 @@ pub async fn solve(
         tokio::time::sleep(wait).await;
         waiting.fetch_sub(1, Ordering::Relaxed);
     };
-    let record = match v1::Outcome::try_from(r.outcome) {
-        Ok(v1::Outcome::Solved) => Answer::solved(index, r.moves),
+    Ok(answer_from_response(index, &r).costing(r.nodes, r.cached, started))
+}
+
+/// The answer a coordinator's response gives board `index` (its moves, or why there are none);
+/// the cost is the caller's to add.
+pub(crate) fn answer_from_response(index: usize, r: &v1::SolveResponse) -> Answer {
+    match v1::Outcome::try_from(r.outcome) {
+        Ok(v1::Outcome::Solved) => Answer::solved(index, r.moves.clone()),
         Ok(v1::Outcome::Unsolvable) => Answer::unsolvable(index),
-        Ok(v1::Outcome::InvalidArgument) => Answer::invalid(index, r.error),
+        Ok(v1::Outcome::InvalidArgument) => Answer::invalid(index, r.error.clone()),
         outcome => {
             let reason = match outcome {
                 Ok(v1::Outcome::DeadlineExceeded) => FailReason::Deadline,
@@ -225,8 +231,7 @@ pub async fn solve(
                 format!("{why} (lower bound {})", r.lower_bound),
             )
         }
-    };
-    Ok(record.costing(r.nodes, r.cached, started))
+    }
 }
 
 /// Batch through a coordinator: up to `options.jobs` requests in flight (default 4 per core),

@@ -18,6 +18,7 @@ use npuzzle_solver::{GoalSpec, Shape};
 pub(crate) mod batch;
 pub(crate) mod bench;
 pub(crate) mod cluster;
+pub(crate) mod jobs;
 pub(crate) mod load;
 pub(crate) mod ops;
 pub(crate) mod pdb;

@@ -10,6 +10,7 @@ mod batch_resume;
 mod cluster_audits;
 mod coordinator_flag;
 mod dependable_batch;
+mod detached_jobs;
 mod env_vars;
 mod fuzz_reader;
 mod gen_verify;

@@ -81,7 +81,19 @@ fn check_solver_file(encoded: Vec<Vec<u8>>) {
         .find(|s| s.name() == "Solver")
         .expect("Solver is defined there");
     let methods: Vec<&str> = solver.method.iter().map(|m| m.name()).collect();
-    assert_eq!(methods, ["Solve", "SolveStream", "Stats"]);
+    assert_eq!(
+        methods,
+        [
+            "Solve",
+            "SolveStream",
+            "Stats",
+            "SubmitJob",
+            "GetJob",
+            "WatchJob",
+            "CancelJob",
+            "ListJobs"
+        ]
+    );
     assert!(
         file.message_type.iter().any(|m| m.name() == "SolveRequest"),
         "the messages come with it"
