@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -42,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::Status;
 
 use crate::auth::RequireToken;
+use crate::jobs::JobError;
 use crate::metrics::RequestMetric;
 use crate::solve::SolveError;
 use crate::state::Shared;
@@ -169,6 +170,8 @@ pub(crate) fn router(shared: Arc<Shared>, auth: RequireToken, stop: Cancellation
         .route("/api/v1/searches", get(searches))
         .route("/api/v1/workers", get(workers))
         .route("/api/v1/events", get(events))
+        .route("/api/v1/jobs", post(submit_job).get(list_jobs))
+        .route("/api/v1/jobs/{id}", get(get_job).delete(cancel_job))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(api)
 }
@@ -330,6 +333,26 @@ impl From<SolveError> for ApiError {
             SolveError::Failed(_) | SolveError::Lost => {
                 failed(StatusCode::INTERNAL_SERVER_ERROR, FailReason::Internal)
             }
+        }
+    }
+}
+
+impl From<JobError> for ApiError {
+    /// A job request's refusal: `Solve`'s, a malformed id (400), an unknown one (404), or no
+    /// room for more jobs (503).
+    fn from(error: JobError) -> ApiError {
+        match error {
+            JobError::Solve(e) => e.into(),
+            JobError::BadId(_) => ApiError::invalid(error.to_string()),
+            JobError::NotFound(_) => ApiError {
+                code: StatusCode::NOT_FOUND,
+                ..ApiError::invalid(error.to_string())
+            },
+            JobError::Full => ApiError {
+                code: StatusCode::SERVICE_UNAVAILABLE,
+                body: Box::new(ApiAnswer::failed(FailReason::Busy, error.to_string())),
+                retry_after: None,
+            },
         }
     }
 }
@@ -673,6 +696,116 @@ async fn searches(
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
     Ok(json(&api.shared.searches()))
+}
+
+/// A detached job as the API shows it: its id and state, the board, the search's progress with
+/// its forecast (`null`s before the first bound), and once done the answer as
+/// `POST /api/v1/solve` gives it.
+#[derive(Debug, Serialize)]
+pub(crate) struct JobView {
+    id: String,
+    /// `running`, `done`, `failed` or `cancelled`.
+    state: &'static str,
+    board: Option<Vec<u32>>,
+    bound: Option<u32>,
+    nodes: Option<u64>,
+    bound_nodes: Option<u64>,
+    predicted_nodes: Option<u64>,
+    fraction: Option<f64>,
+    eta_secs: Option<f64>,
+    next_bound_nodes: Option<u64>,
+    age_secs: f64,
+    resumed: u32,
+    /// Why a failed job failed.
+    error: Option<String>,
+    answer: Option<ApiAnswer>,
+}
+
+impl JobView {
+    fn of(status: &v1::JobStatus) -> JobView {
+        let p = status.progress.as_ref();
+        let forecast = p.filter(|p| p.predicted_nodes > 0);
+        JobView {
+            id: status.id.clone(),
+            state: match v1::JobState::try_from(status.state) {
+                Ok(v1::JobState::Running) => "running",
+                Ok(v1::JobState::Done) => "done",
+                Ok(v1::JobState::Failed) => "failed",
+                Ok(v1::JobState::Cancelled) => "cancelled",
+                _ => "unknown",
+            },
+            board: status.board.as_ref().map(|b| b.tiles.clone()),
+            bound: p.map(|p| p.bound),
+            nodes: p.map(|p| p.nodes),
+            bound_nodes: p.map(|p| p.nodes_in_bound),
+            predicted_nodes: forecast.map(|p| p.predicted_nodes),
+            fraction: forecast.map(|p| p.fraction),
+            eta_secs: forecast.and_then(|p| p.eta_seconds),
+            next_bound_nodes: forecast
+                .map(|p| p.next_bound_predicted_nodes)
+                .filter(|&n| n > 0),
+            age_secs: status.age_seconds,
+            resumed: status.resumed,
+            error: (!status.error.is_empty()).then(|| status.error.clone()),
+            answer: status.result.as_ref().map(ApiAnswer::from_response),
+        }
+    }
+}
+
+/// `POST /api/v1/jobs`: the body of `POST /api/v1/solve`; 202 with the job (the search goes
+/// on), or the refusal `POST /api/v1/solve` would give.
+async fn submit_job(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    api.authorize(&headers, peer)?;
+    let parsed: SolveBody = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::invalid(format!("the body is not the JSON expected: {e}")))?;
+    let request = parsed.to_request().map_err(ApiError::invalid)?;
+    let job = api.shared.submit_job(&request, Some(peer.ip())).await?;
+    let mut response = json(&JobView::of(&job.status()));
+    *response.status_mut() = StatusCode::ACCEPTED;
+    Ok(response)
+}
+
+/// `GET /api/v1/jobs`: every job kept, oldest first.
+async fn list_jobs(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    api.authorize(&headers, peer)?;
+    let jobs: Vec<JobView> = api
+        .shared
+        .list_jobs()
+        .iter()
+        .map(|j| JobView::of(&j.status()))
+        .collect();
+    Ok(json(&jobs))
+}
+
+/// `GET /api/v1/jobs/{id}`.
+async fn get_job(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    api.authorize(&headers, peer)?;
+    Ok(json(&JobView::of(&api.shared.jobs.get(&id)?.status())))
+}
+
+/// `DELETE /api/v1/jobs/{id}`: cancels the job; answers it.
+async fn cancel_job(
+    State(api): ApiState,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    api.authorize(&headers, peer)?;
+    Ok(json(&JobView::of(&api.shared.cancel_job(&id)?.status())))
 }
 
 #[cfg(test)]

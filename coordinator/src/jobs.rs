@@ -190,7 +190,7 @@ impl Shared {
             job
         };
         let search = match self.begin(request, None, client, started).await {
-            Ok(Begun::Searching(search)) => search,
+            Ok(Begun::Searching(search)) => search.patient(),
             Ok(Begun::Answered(response)) => {
                 job.finish(|s| {
                     s.state = v1::JobState::Done as i32;

@@ -124,7 +124,20 @@ pub(crate) struct Search {
     heuristic: HeuristicKind,
     /// When the request came.
     started: Instant,
+    /// Waits for a worker however long none is connected (a detached job), instead of giving
+    /// up after [`crate::Config::unavailable_after`].
+    patient: bool,
     _admission: Admission,
+}
+
+impl Search {
+    /// The same search, waiting for workers as long as it takes (see `jobs.rs`).
+    pub(crate) fn patient(self) -> Search {
+        Search {
+            patient: true,
+            ..self
+        }
+    }
 }
 
 /// How waiting on a flight ended.
@@ -189,6 +202,7 @@ impl Shared {
             puzzle,
             heuristic,
             started,
+            patient: false,
             _admission: admission,
         }))
     }
@@ -327,7 +341,7 @@ impl Shared {
         loop {
             let guard = self.join((p.key, heuristic), p.board, p.goal);
             joined(&guard.flight);
-            match self.wait(&guard, p, search.started, &mut progress).await {
+            match self.wait(&guard, search, &mut progress).await {
                 Waited::Answer(answer) => return answer,
                 Waited::Fallback(kind) => {
                     tracing::info!(
@@ -346,10 +360,10 @@ impl Shared {
     async fn wait(
         &self,
         guard: &WaiterGuard,
-        p: &Puzzle,
-        started: Instant,
+        search: &Search,
         mut progress: impl FnMut(&FlightState),
     ) -> Waited {
+        let (p, started) = (&search.puzzle, search.started);
         let flight = &guard.flight;
         let deadline = p.deadline;
         let mut rx = flight.state.subscribe();
@@ -378,7 +392,8 @@ impl Shared {
                 let since = *no_workers_since.get_or_insert(now);
                 let waited = now - since;
                 let deadline_passed = deadline.is_some_and(|d| now >= d);
-                if deadline_passed || waited >= self.config.unavailable_after {
+                let gave_up = !search.patient && waited >= self.config.unavailable_after;
+                if deadline_passed || gave_up {
                     if membership.workers == 0 {
                         let waited = started.elapsed();
                         return Waited::Answer(Err(SolveError::NoWorker { waited }));

@@ -1,6 +1,7 @@
 //! Detached jobs (`SubmitJob`, `GetJob`, `WatchJob`, `CancelJob`, `ListJobs`): a search goes
 //! on after the call that submitted it has ended, any client reads its answer by id, the same
-//! puzzle keeps its id, a cancel stops the search, and bad ids and bad input are refused.
+//! puzzle keeps its id, a job waits for workers however long none is connected, a cancel stops
+//! the search, and bad ids and bad input are refused.
 
 use std::time::Duration;
 
@@ -183,4 +184,31 @@ async fn bad_ids_and_bad_input_are_refused_with_what_is_wrong() {
         job.result.map(|r| r.outcome),
         Some(v1::Outcome::Unsolvable as i32)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_waits_for_a_worker_past_the_time_a_call_would() {
+    // eager_config gives up on a call after 2 s without a worker; the job waits 3 s for one.
+    let mut cluster = TestCluster::start(eager_config()).await;
+    let mut client = cluster.client().await;
+    let (_, optimal, tiles) = korf(&[42]).remove(0);
+    let job = client
+        .submit_job(request(&tiles, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let waiting = client
+        .get_job(v1::JobRequest { id: job.id.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(waiting.state, v1::JobState::Running as i32, "{waiting:?}");
+    cluster.add_worker(2).await;
+    let states = watch_to_the_end(&mut client, &job.id).await;
+    let last = states.last().unwrap();
+    assert_eq!(last.state, v1::JobState::Done as i32, "{states:?}");
+    let result = last.result.as_ref().unwrap();
+    assert_eq!(result.length as usize, optimal);
+    assert!(replays_to_blank_first(&tiles, &result.moves));
 }

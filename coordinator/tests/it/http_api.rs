@@ -3,6 +3,8 @@
 //! a bad board is 400 naming what is wrong, no worker is 503, past the search limit is 429 with
 //! `Retry-After`, and with a client token configured a call without it is 401. The console page
 //! is served from the binary, and its event stream shows the workers and the searches, live.
+//! Detached jobs: `POST /api/v1/jobs` is 202 with the job's id, `GET /api/v1/jobs/{id}` gives
+//! its optimal answer once done, an unknown id is 404 and a malformed one 400.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -423,4 +425,60 @@ async fn the_console_is_served_and_its_events_show_workers_and_searches_live() {
     assert_optimal(&answer, &tiles, &Goal::blank_first(shape), length);
     assert!(ended["requests"].as_u64().unwrap() >= 1, "{ended}");
     cluster.stop().await;
+}
+
+#[tokio::test]
+async fn a_job_posted_is_202_and_read_back_by_id_with_its_optimal_answer() {
+    let (mut cluster, address) = start(eager_config()).await;
+    cluster.add_worker(2).await;
+    let (_, optimal, tiles) = korf(&[42]).remove(0);
+    let body = json!({ "board": tiles, "goal": "blank-first" }).to_string();
+    let posted = call(address, "POST", "/api/v1/jobs", &[], &body).await;
+    assert_eq!(posted.code, 202, "{}", posted.body);
+    let id = posted.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(id.len(), 16, "{}", posted.body);
+    let path = format!("/api/v1/jobs/{id}");
+    let mut job = Value::Null;
+    for _ in 0..600 {
+        job = call(address, "GET", &path, &[], "").await.json();
+        if job["state"] != "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(job["state"], "done", "{job}");
+    assert_optimal(
+        &job["answer"],
+        &tiles,
+        &Goal::blank_first(Board::parse(&tiles, None).unwrap().shape()),
+        optimal,
+    );
+    let listed = call(address, "GET", "/api/v1/jobs", &[], "").await.json();
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["id"] == id.as_str()),
+        "{listed}"
+    );
+
+    let unknown = call(address, "GET", "/api/v1/jobs/0123456789abcdef", &[], "").await;
+    assert_eq!(unknown.code, 404, "{}", unknown.body);
+    assert!(
+        unknown.json()["error"].as_str().unwrap().contains("no job"),
+        "{}",
+        unknown.body
+    );
+    let malformed = call(address, "DELETE", "/api/v1/jobs/nope", &[], "").await;
+    assert_eq!(malformed.code, 400, "{}", malformed.body);
+    let bad_board = call(
+        address,
+        "POST",
+        "/api/v1/jobs",
+        &[],
+        r#"{"board": "1 2 3"}"#,
+    )
+    .await;
+    assert_eq!(bad_board.code, 400, "{}", bad_board.body);
 }
