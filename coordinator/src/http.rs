@@ -547,6 +547,14 @@ impl ApiAnswer {
     }
 }
 
+/// The request a `POST /api/v1/solve` or `/api/v1/jobs` body asks for, or a 400 naming what is
+/// wrong with it.
+fn solve_request(body: &[u8]) -> Result<v1::SolveRequest, ApiError> {
+    let parsed: SolveBody = serde_json::from_slice(body)
+        .map_err(|e| ApiError::invalid(format!("the body is not the JSON expected: {e}")))?;
+    parsed.to_request().map_err(ApiError::invalid)
+}
+
 /// `POST /api/v1/solve`.
 async fn solve(
     State(api): ApiState,
@@ -556,14 +564,8 @@ async fn solve(
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
     let mut metric = RequestMetric::start("http");
-    let parsed: SolveBody = serde_json::from_slice(&body).map_err(|e| {
-        let error = ApiError::invalid(format!("the body is not the JSON expected: {e}"));
+    let request = solve_request(&body).inspect_err(|_| {
         metric.failed(&Status::invalid_argument(""));
-        error
-    })?;
-    let request = parsed.to_request().map_err(|e| {
-        metric.failed(&Status::invalid_argument(""));
-        ApiError::invalid(e)
     })?;
     // The metrics label a request by the gRPC code of its outcome, whichever way it came.
     match api.shared.solve(&request, None, Some(peer.ip())).await {
@@ -761,9 +763,7 @@ async fn submit_job(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
-    let parsed: SolveBody = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::invalid(format!("the body is not the JSON expected: {e}")))?;
-    let request = parsed.to_request().map_err(ApiError::invalid)?;
+    let request = solve_request(&body)?;
     let job = api.shared.submit_job(&request, Some(peer.ip())).await?;
     let mut response = json(&JobView::of(&job.status()));
     *response.status_mut() = StatusCode::ACCEPTED;
