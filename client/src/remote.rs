@@ -160,6 +160,9 @@ fn judge(status: &tonic::Status, attempt: u32) -> Next {
 /// record. A coordinator that cannot take the board now is asked again, with backoff (its
 /// `retry-after-ms` hint when it is busy, with jitter), for `patience.retry_for`; then the
 /// board `failed`. `waiting` counts the boards waiting to be sent again, for a progress bar.
+/// With `on_bound`, the board goes through `SolveStream` and each bound's progress (with its
+/// forecast) is told to it as it comes.
+#[allow(clippy::too_many_arguments)]
 pub async fn solve(
     client: &mut Coordinator,
     index: usize,
@@ -168,6 +171,7 @@ pub async fn solve(
     settings: &Settings,
     patience: Patience,
     waiting: &AtomicUsize,
+    on_bound: Option<&(dyn Fn(&v1::BoundProgress) + Send + Sync)>,
 ) -> Result<Answer, RemoteError> {
     let started = Instant::now();
     let mut req = match request(text, shape, settings) {
@@ -180,8 +184,12 @@ pub async fn solve(
     let give_up = started + patience.retry_for;
     let mut attempt = 0u32;
     let r = loop {
-        let status = match client.solve(req.clone()).await {
-            Ok(r) => break r.into_inner(),
+        let answered = match on_bound {
+            None => client.solve(req.clone()).await.map(|r| r.into_inner()),
+            Some(tell) => solve_streamed(client, req.clone(), tell).await,
+        };
+        let status = match answered {
+            Ok(r) => break r,
             Err(status) => status,
         };
         let (wait, reason) = match judge(&status, attempt) {
@@ -205,6 +213,25 @@ pub async fn solve(
         waiting.fetch_sub(1, Ordering::Relaxed);
     };
     Ok(answer_from_response(index, &r).costing(r.nodes, r.cached, started))
+}
+
+/// One `SolveStream` call: each bound's progress to `tell`, then the response.
+async fn solve_streamed(
+    client: &mut Coordinator,
+    req: v1::SolveRequest,
+    tell: &(dyn Fn(&v1::BoundProgress) + Send + Sync),
+) -> Result<v1::SolveResponse, tonic::Status> {
+    let mut events = client.solve_stream(req).await?.into_inner();
+    while let Some(event) = events.message().await? {
+        match event.event {
+            Some(v1::solve_event::Event::Bound(progress)) => tell(&progress),
+            Some(v1::solve_event::Event::Result(response)) => return Ok(response),
+            Some(v1::solve_event::Event::Queued(_)) | None => {}
+        }
+    }
+    Err(tonic::Status::unavailable(
+        "the coordinator ended the stream without an answer",
+    ))
 }
 
 /// The answer a coordinator's response gives board `index` (its moves, or why there are none);
@@ -287,6 +314,7 @@ where
                             &settings,
                             patience,
                             &waiting,
+                            None,
                         )
                         .await?
                     }

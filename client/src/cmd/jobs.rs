@@ -141,14 +141,7 @@ pub(crate) fn list(args: JobsArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub(crate) fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
-    let bar = io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(1000);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {percent:>3}%")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
+    let bar = io::stderr().is_terminal().then(super::solve::bound_bar);
     let retry_for = Duration::try_from_secs_f64(args.retry_for).map_err(|_| {
         anyhow::anyhow!(
             "--retry-for {}: expected seconds, 0 or more",
@@ -160,11 +153,7 @@ pub(crate) fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(
             jobs::wait(&mut client, &args.id, retry_for, |status| {
                 if let (Some(bar), Some(p)) = (&bar, &status.progress) {
-                    let eta = p
-                        .eta_seconds
-                        .map_or(String::new(), |s| format!(", ETA {s:.0} s"));
-                    bar.set_message(format!("job {} bound {}{eta}", status.id, p.bound));
-                    bar.set_position((p.fraction * 1000.0) as u64);
+                    super::solve::show_bound(bar, p);
                 }
             })
             .await?,

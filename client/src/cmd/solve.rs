@@ -1,7 +1,7 @@
 //! `npuzzle solve`: one board.
 
 use std::collections::BTreeSet;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -36,7 +36,14 @@ pub(crate) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         let shape = npuzzle_solver::Board::parse(&args.board, settings.shape)
             .ok()
             .map(|b| BTreeSet::from([b.shape()]));
-        with_coordinator(&args.options, &settings, shape, async |mut client| {
+        // On a terminal, a bar shows the search's bound and its forecast (SolveStream).
+        let bar = io::stderr().is_terminal().then(bound_bar);
+        let tell = |p: &npuzzle_proto::v1::BoundProgress| {
+            if let Some(bar) = &bar {
+                show_bound(bar, p);
+            }
+        };
+        let answer = with_coordinator(&args.options, &settings, shape, async |mut client| {
             let waiting = std::sync::atomic::AtomicUsize::new(0);
             Ok(remote::solve(
                 &mut client,
@@ -46,9 +53,14 @@ pub(crate) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
                 &settings,
                 patience,
                 &waiting,
+                bar.is_some().then_some(&tell as _),
             )
             .await?)
-        })?
+        })?;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        answer
     };
     let mut out = io::stdout().lock();
     if args.json {
@@ -71,4 +83,26 @@ pub(crate) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         record.status == Status::Invalid,
         record.status == Status::Failed,
     ))
+}
+
+/// A bar for one search's bounds: the bound and the share of its forecast nodes done.
+pub(crate) fn bound_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(1000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {percent:>3}%")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// Shows `p` on `bar`: the bound, its nodes, and once forecast the share done and the ETA.
+pub(crate) fn show_bound(bar: &indicatif::ProgressBar, p: &npuzzle_proto::v1::BoundProgress) {
+    let eta = p
+        .eta_seconds
+        .map_or(String::new(), |s| format!(", ETA {s:.0} s"));
+    bar.set_message(format!(
+        "bound {} ({} nodes{eta})",
+        p.bound, p.nodes_in_bound
+    ));
+    bar.set_position((p.fraction * 1000.0) as u64);
 }

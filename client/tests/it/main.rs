@@ -19,5 +19,6 @@ mod load_mix;
 mod operator_commands;
 mod pdb_command;
 mod solve_command;
+mod solve_progress;
 mod token_file;
 mod uva10181;
