@@ -130,7 +130,8 @@ pub fn table_line(status: &v1::JobStatus) -> String {
     let bound = p.map_or("-".to_string(), |p| p.bound.to_string());
     let progress = match p {
         Some(p) if p.predicted_nodes > 0 && !is_final(status) => format!(
-            "{:.0}% of ~{}",
+            "{}{:.0}% of ~{}",
+            if p.extrapolated { "~" } else { "" },
             p.fraction * 100.0,
             short_count(p.predicted_nodes)
         ),

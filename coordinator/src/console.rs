@@ -64,6 +64,9 @@ pub struct SearchView {
     pub fraction: Option<f64>,
     pub eta_secs: Option<f64>,
     pub next_bound_nodes: Option<u64>,
+    /// Whether `fraction` and `eta_secs` are extrapolated at the last bound's rate (nothing
+    /// reported within the bound yet).
+    pub extrapolated: bool,
     /// Since the search started.
     pub elapsed_ms: u64,
     /// Requests waiting for its answer.
@@ -123,6 +126,7 @@ fn view(flight: &Flight, waiters: usize) -> SearchView {
         fraction: estimate.map(|e| e.fraction),
         eta_secs: estimate.and_then(|e| e.eta_secs),
         next_bound_nodes: estimate.and_then(|e| e.next_bound_nodes),
+        extrapolated: outlook.extrapolated,
         elapsed_ms: flight.started.elapsed().as_millis() as u64,
         waiters,
     }

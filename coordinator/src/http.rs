@@ -716,6 +716,8 @@ pub(crate) struct JobView {
     fraction: Option<f64>,
     eta_secs: Option<f64>,
     next_bound_nodes: Option<u64>,
+    /// Whether `fraction` and `eta_secs` are extrapolated at the last bound's rate.
+    extrapolated: bool,
     age_secs: f64,
     resumed: u32,
     /// Why a failed job failed.
@@ -746,6 +748,7 @@ impl JobView {
             next_bound_nodes: forecast
                 .map(|p| p.next_bound_predicted_nodes)
                 .filter(|&n| n > 0),
+            extrapolated: forecast.is_some_and(|p| p.extrapolated),
             age_secs: status.age_seconds,
             resumed: status.resumed,
             error: (!status.error.is_empty()).then(|| status.error.clone()),

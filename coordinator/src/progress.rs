@@ -24,6 +24,8 @@ pub(crate) struct BoundTracker {
     /// Nodes the current bound has expanded so far.
     in_bound: u64,
     finished: bool,
+    /// Nodes a second over the last bound that finished.
+    last_rate: Option<f64>,
 }
 
 /// What the console and `SolveStream` show of the current bound.
@@ -33,6 +35,10 @@ pub(crate) struct Outlook {
     pub nodes_in_bound: u64,
     /// The forecast, once two bounds have finished.
     pub estimate: Option<BoundEstimate>,
+    /// Set when no node of the current bound has been reported yet (a search running whole on
+    /// one worker reports at each bound's end): the fraction and the ETA are then extrapolated
+    /// from the time the bound has run at the last bound's rate.
+    pub extrapolated: bool,
 }
 
 impl BoundTracker {
@@ -55,6 +61,12 @@ impl BoundTracker {
         self.in_bound = nodes.saturating_sub(self.base_nodes);
         if finished && !self.finished {
             self.forecast.finished(bound, self.in_bound);
+            let took = self
+                .since
+                .map_or(0.0, |s| now.saturating_duration_since(s).as_secs_f64());
+            if took > 0.0 && self.in_bound > 0 {
+                self.last_rate = Some(self.in_bound as f64 / took);
+            }
             self.finished = true;
             self.base_nodes = nodes;
             self.since = Some(now);
@@ -67,6 +79,7 @@ impl BoundTracker {
             return Outlook {
                 nodes_in_bound: self.in_bound,
                 estimate: None,
+                extrapolated: false,
             };
         }
         let elapsed = self
@@ -75,14 +88,32 @@ impl BoundTracker {
         let step = self
             .previous
             .map_or(DEFAULT_STEP, |p| self.bound.saturating_sub(p).max(1));
-        Outlook {
-            nodes_in_bound: self.in_bound,
-            estimate: self.forecast.progress(
-                self.bound,
-                self.in_bound,
-                elapsed.as_secs_f64(),
-                step,
-            ),
+        let estimate =
+            self.forecast
+                .progress(self.bound, self.in_bound, elapsed.as_secs_f64(), step);
+        match (estimate, self.last_rate) {
+            (Some(mut e), Some(rate)) if self.in_bound == 0 => {
+                // Nothing reported within the bound yet: assume it runs at the last one's rate,
+                // never to its end (it has not reported that).
+                let predicted = e.predicted_nodes as f64;
+                let assumed = (elapsed.as_secs_f64() * rate).min(0.99 * predicted);
+                e.fraction = if predicted > 0.0 {
+                    assumed / predicted
+                } else {
+                    0.0
+                };
+                e.eta_secs = Some((predicted - assumed) / rate);
+                Outlook {
+                    nodes_in_bound: 0,
+                    estimate: Some(e),
+                    extrapolated: true,
+                }
+            }
+            _ => Outlook {
+                nodes_in_bound: self.in_bound,
+                estimate,
+                extrapolated: false,
+            },
         }
     }
 }
@@ -137,6 +168,32 @@ mod tests {
         // 25,000 nodes in 5 s (since bound 44 finished at 3 s): 75,000 left take 15 s.
         assert!((e.eta_secs.unwrap() - 15.0).abs() < 1e-6, "{e:?}");
         assert_eq!(e.next_bound_nodes, Some(1_000_000));
+    }
+
+    #[test]
+    fn a_bound_without_reports_is_extrapolated_at_the_last_bound_s_rate() {
+        let start = Instant::now();
+        let (mut t, total) = three_bounds(start);
+        // Bound 44 ran 10,000 nodes in 1 s; bound 46 (forecast 100,000) has reported nothing
+        // after 2 s: assumed 20,000 done, 8 s left.
+        let begun = start + Duration::from_secs(3);
+        t.report(46, total, false, begun);
+        let o = t.outlook(begun + Duration::from_secs(2));
+        assert!(o.extrapolated);
+        let e = o.estimate.unwrap();
+        assert!((e.fraction - 0.2).abs() < 1e-9, "{e:?}");
+        assert!((e.eta_secs.unwrap() - 8.0).abs() < 1e-6, "{e:?}");
+        // Never past 99 % on an assumption.
+        let e = t
+            .outlook(begun + Duration::from_secs(500))
+            .estimate
+            .unwrap();
+        assert!((e.fraction - 0.99).abs() < 1e-9, "{e:?}");
+        // Once nodes are reported, they count instead.
+        t.report(46, total + 50_000, false, begun + Duration::from_secs(21));
+        let o = t.outlook(begun + Duration::from_secs(21));
+        assert!(!o.extrapolated);
+        assert!((o.estimate.unwrap().fraction - 0.5).abs() < 1e-9);
     }
 
     #[test]

@@ -95,6 +95,7 @@ pub(crate) fn bound_progress(s: &FlightState) -> v1::BoundProgress {
         fraction: estimate.map_or(0.0, |e| e.fraction),
         eta_seconds: estimate.and_then(|e| e.eta_secs),
         next_bound_predicted_nodes: estimate.and_then(|e| e.next_bound_nodes).unwrap_or(0),
+        extrapolated: outlook.extrapolated,
     }
 }
 

@@ -233,7 +233,9 @@ function render(s) {
 function boundProgress(x) {
   if (x.predicted_nodes == null) return x.bound_nodes ? number(x.bound_nodes) : "";
   const eta = x.eta_secs != null ? `, ETA ${seconds(x.eta_secs * 1000)}` : "";
-  return `${Math.floor(x.fraction * 100)}% of ~${number(x.predicted_nodes)}${eta}`;
+  // "~" marks a share extrapolated at the last bound's rate (nothing reported within the bound).
+  const about = x.extrapolated ? "~" : "";
+  return `${about}${Math.floor(x.fraction * 100)}% of ~${number(x.predicted_nodes)}${eta}`;
 }
 
 // ---- the solve form and the player -----------------------------------------------------------
