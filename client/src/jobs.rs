@@ -135,6 +135,8 @@ pub fn table_line(status: &v1::JobStatus) -> String {
             p.fraction * 100.0,
             short_count(p.predicted_nodes)
         ),
+        // A finished search: its answer's count (progress reports lag behind it).
+        _ if status.result.is_some() => short_count(status.result.as_ref().map_or(0, |r| r.nodes)),
         Some(p) => short_count(p.nodes),
         None => "-".into(),
     };
@@ -221,8 +223,12 @@ mod tests {
         );
         assert!(line.contains("1m30s"), "{line}");
         status.state = v1::JobState::Done as i32;
+        status.result = Some(v1::SolveResponse {
+            nodes: 2_500_000,
+            ..Default::default()
+        });
         let line = table_line(&status);
-        assert!(line.contains("done") && line.contains("1.5M"), "{line}");
+        assert!(line.contains("done") && line.contains("2.5M"), "{line}");
         assert!(!line.contains("1m30s"), "{line}");
     }
 
