@@ -9,8 +9,9 @@
 //! the puzzle (the board as its goal relabels it, and the heuristic asked for), so the same
 //! puzzle always has the same id, on this coordinator or after a restart, and submitting it
 //! again joins the job kept for it. Finished jobs are kept for [`crate::Config::job_ttl`]; at
-//! most [`MAX_JOBS`] are kept at once, so what a client can make the coordinator hold is
-//! bounded. No tonic here: refusals are [`JobError`]s, mapped to statuses by `service.rs`.
+//! most [`MAX_JOBS`] are kept at once (past it, the one that finished first makes room), so what
+//! a client can make the coordinator hold is bounded and finished jobs never keep new ones out.
+//! No tonic here: refusals are [`JobError`]s, mapped to statuses by `service.rs`.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -41,7 +42,7 @@ pub(crate) enum JobError {
     BadId(String),
     #[error("no job {0} (never submitted, or finished and expired)")]
     NotFound(String),
-    #[error("{MAX_JOBS} jobs are kept already; retry when some have finished and expired")]
+    #[error("{MAX_JOBS} jobs are running already; retry when some have finished")]
     Full,
 }
 
@@ -118,6 +119,16 @@ impl Jobs {
         jobs
     }
 
+    /// Makes room by dropping the job that finished first (its answer stays in the cache), so
+    /// that finished jobs never keep new ones out; false when every job kept is running.
+    fn evict_oldest_finished(map: &mut HashMap<String, Arc<Job>>) -> bool {
+        let oldest = map
+            .iter()
+            .filter_map(|(id, job)| Some((job.finished_at()?, id.clone())))
+            .min();
+        oldest.is_some_and(|(_, id)| map.remove(&id).is_some())
+    }
+
     /// Drops the jobs that finished more than `ttl` ago.
     fn expire(map: &mut HashMap<String, Arc<Job>>, ttl: Duration) {
         map.retain(|_, job| job.finished_at().is_none_or(|at| at.elapsed() < ttl));
@@ -170,7 +181,10 @@ impl Shared {
                     return Ok(job.clone());
                 }
             }
-            if map.len() >= MAX_JOBS && !map.contains_key(&id) {
+            if map.len() >= MAX_JOBS
+                && !map.contains_key(&id)
+                && !Jobs::evict_oldest_finished(&mut map)
+            {
                 return Err(JobError::Full);
             }
             let job = Arc::new(Job {
@@ -303,6 +317,32 @@ mod tests {
             panic!()
         };
         assert_eq!(shown.len(), 40);
+    }
+
+    fn job(finished: Option<Instant>) -> Arc<Job> {
+        Arc::new(Job {
+            submitted: Instant::now(),
+            status: watch::Sender::new(v1::JobStatus::default()),
+            cancel: CancellationToken::new(),
+            finished: Mutex::new(finished),
+        })
+    }
+
+    #[test]
+    fn a_full_table_makes_room_by_its_oldest_finished_job_never_a_running_one() {
+        let now = Instant::now();
+        let mut map = HashMap::new();
+        map.insert("running".to_string(), job(None));
+        map.insert("newer".to_string(), job(Some(now)));
+        map.insert(
+            "older".to_string(),
+            job(now.checked_sub(Duration::from_secs(5))),
+        );
+        assert!(Jobs::evict_oldest_finished(&mut map));
+        assert!(!map.contains_key("older") && map.contains_key("newer"));
+        assert!(Jobs::evict_oldest_finished(&mut map));
+        assert!(!Jobs::evict_oldest_finished(&mut map));
+        assert!(map.contains_key("running"));
     }
 
     #[test]
