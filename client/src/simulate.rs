@@ -78,6 +78,8 @@ pub struct Row {
     pub overhead: f64,
     pub assignments: u64,
     pub yields: u64,
+    /// Tasks sent ahead and taken back before they started.
+    pub taken_back: u64,
     pub events: u64,
     /// Commands the scheduler returned for them.
     pub commands: u64,
@@ -112,6 +114,7 @@ impl Row {
             overhead: report.nodes as f64 / report.serial_nodes.max(1) as f64,
             assignments: report.assignments,
             yields: report.yields,
+            taken_back: report.taken_back,
             events: report.events,
             commands: report.commands,
             scheduler_events_per_s: report.events_per_sec(),
@@ -139,17 +142,22 @@ pub fn table<W: Write>(
     if !json {
         writeln!(
             out,
-            "{} trace(s), {} serial nodes; latency {:.3} ms one way, {} slot(s) per worker, {} job(s) in flight; coordinator cost {}",
+            "{} trace(s), {} serial nodes; latency {:.3} ms one way, {} slot(s) per worker, {} job(s) in flight; coordinator cost {}; prefetch {}",
             traces.len(),
             serial,
             config.latency.as_secs_f64() * 1e3,
             config.slots_per_worker,
             config.jobs_in_flight,
-            config.coordinator_cost
+            config.coordinator_cost,
+            if config.scheduler.prefetch {
+                "on"
+            } else {
+                "off"
+            }
         )?;
         writeln!(
             out,
-            "{:>6} {:>11} {:>9} {:>8} {:>6} {:>6} {:>8} {:>9} {:>8} {:>9} {:>12} {:>12} {:>9} {:>6} {:>8} {:>7}",
+            "{:>6} {:>11} {:>9} {:>8} {:>6} {:>6} {:>8} {:>9} {:>7} {:>8} {:>9} {:>12} {:>12} {:>9} {:>6} {:>8} {:>7}",
             "slots",
             "makespan_s",
             "speedup",
@@ -158,6 +166,7 @@ pub fn table<W: Write>(
             "overhd",
             "assigned",
             "yields",
+            "taken",
             "events",
             "sched_s",
             "sched_ev/s",
@@ -187,7 +196,7 @@ pub fn table<W: Write>(
         } else {
             writeln!(
                 out,
-                "{:>6} {:>11.4} {:>9.2} {:>8.3} {:>6.3} {:>6.3} {:>8} {:>9} {:>8} {:>9.4} {:>12.0} {:>12.0} {:>9.4} {:>6.3} {:>8.4} {:>7.1}{}",
+                "{:>6} {:>11.4} {:>9.2} {:>8.3} {:>6.3} {:>6.3} {:>8} {:>9} {:>7} {:>8} {:>9.4} {:>12.0} {:>12.0} {:>9.4} {:>6.3} {:>8.4} {:>7.1}{}",
                 row.slots,
                 row.makespan_s,
                 row.speedup,
@@ -196,6 +205,7 @@ pub fn table<W: Write>(
                 row.overhead,
                 row.assignments,
                 row.yields,
+                row.taken_back,
                 row.events,
                 row.scheduler_s,
                 row.scheduler_events_per_s,

@@ -130,6 +130,7 @@ fn hello(name: &str, slots: u32) -> v1::Hello {
             v1::Heuristic::LinearConflict as i32,
         ],
         pattern_databases: vec![],
+        prefetch: false,
     }
 }
 

@@ -95,7 +95,8 @@ pub(crate) fn handshake(
         return Err(Refused::Quarantined { origin, left });
     }
     let revoked = quarantine.revoked(&origin, now);
-    let (capabilities, ignored, first_error) = claims(&hello.pattern_databases, &revoked);
+    let (mut capabilities, ignored, first_error) = claims(&hello.pattern_databases, &revoked);
+    capabilities.prefetch = hello.prefetch;
     Ok(Admitted {
         name,
         version,

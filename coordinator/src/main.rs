@@ -121,6 +121,18 @@ struct Args {
     /// are never cut.
     #[arg(long, env = "NPUZZLE_HAND_BACK_AFTER", default_value_t = SchedulerConfig::default().hand_back_after)]
     hand_back_after: u64,
+    /// Send each worker that supports it up to one unit per search thread ahead of time, which
+    /// it starts the moment a thread frees (no round trip between units); units sent ahead and
+    /// not started are taken back first when a thread elsewhere idles. `false`: one unit per
+    /// thread at a time.
+    #[arg(
+        long,
+        env = "NPUZZLE_PREFETCH",
+        default_value_t = SchedulerConfig::default().prefetch,
+        action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    prefetch: bool,
     /// Seconds of silence after which a worker is dropped and its units go to other workers.
     #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = SchedulerConfig::default().lease_timeout.as_secs())]
     lease_secs: u64,
@@ -251,6 +263,7 @@ impl Args {
             scheduler: SchedulerConfig {
                 node_budget: self.unit_budget,
                 hand_back_after: self.hand_back_after,
+                prefetch: self.prefetch,
                 audit_fraction: self.audit_fraction,
                 probation: self.probation,
                 // Which reports are audited must not be predictable by a worker.
@@ -345,6 +358,7 @@ mod tests {
             ("quarantine_secs", secs(config.quarantine_for)),
             ("unit_budget", scheduler.node_budget.to_string()),
             ("hand_back_after", scheduler.hand_back_after.to_string()),
+            ("prefetch", scheduler.prefetch.to_string()),
             ("lease_secs", secs(scheduler.lease_timeout)),
             ("drain_secs", secs(config.drain)),
         ];

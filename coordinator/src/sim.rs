@@ -15,6 +15,11 @@
 //! before the first request is not charged. The real time spent in the scheduler is reported
 //! too ([`SimReport::scheduler_secs`]), whichever cost is charged.
 //!
+//! A simulated worker runs one task per slot and queues the tasks sent ahead of its slots
+//! ([`SchedulerConfig::prefetch`]): one starts the moment a slot frees, without a round trip;
+//! asked back before it started, it is answered [`Report::NotStarted`] at once; a cancel drops
+//! the job's queued tasks (answered cancelled) before it stops the running ones.
+//!
 //! A simulated worker asked to search a task (a unit or a piece, under a bound) adds up the
 //! traced subtrees below the task's prefix, in depth-first order. Asked back after `n` nodes, it
 //! finishes the subtree it is in and hands back the siblings its depth-first walk had not
@@ -163,6 +168,8 @@ pub struct SimReport {
     pub scheduler_visits: u64,
     pub assignments: u64,
     pub yields: u64,
+    /// Tasks sent ahead and taken back before they started (answered `NotStarted`).
+    pub taken_back: u64,
     pub splits: u64,
     /// Answers whose length is not the trace's.
     pub wrong: usize,
@@ -440,7 +447,11 @@ enum Event {
     /// A running task stops (if `generation` is still its own).
     End { key: TaskKey, generation: u64 },
     /// A yield reaches the worker.
-    Yield { key: TaskKey, after_nodes: u64 },
+    Yield {
+        worker: WorkerId,
+        key: TaskKey,
+        after_nodes: u64,
+    },
     /// A cancel reaches the worker.
     Cancel { worker: WorkerId, job: JobId },
     /// A result reaches the coordinator.
@@ -509,6 +520,9 @@ struct Sim<'a> {
     running: HashMap<TaskKey, Running>,
     /// The keys of `running` by worker: what a cancel stops, without a scan of every task.
     running_on: HashMap<WorkerId, BTreeSet<TaskKey>>,
+    /// Each worker's slots, and the tasks it holds ahead of them (not started), oldest first.
+    slots_of: HashMap<WorkerId, usize>,
+    waiting: HashMap<WorkerId, VecDeque<Assignment>>,
     generation: u64,
     report: SimReport,
     next_job: usize,
@@ -603,15 +617,22 @@ impl Sim<'_> {
                     self.at(latency, Event::Start { worker, assignment });
                 }
                 Command::Yield {
+                    worker,
                     job,
                     epoch,
                     task,
                     after_nodes,
-                    ..
                 } => {
                     self.report.yields += 1;
                     let key = TaskKey { job, epoch, task };
-                    self.at(latency, Event::Yield { key, after_nodes });
+                    self.at(
+                        latency,
+                        Event::Yield {
+                            worker,
+                            key,
+                            after_nodes,
+                        },
+                    );
                 }
                 Command::Cancel { worker, job } => self.at(latency, Event::Cancel { worker, job }),
                 Command::Finish {
@@ -643,6 +664,19 @@ impl Sim<'_> {
             }
         }
         cost
+    }
+
+    /// An assignment reaches `worker`: it starts on a free slot, else waits for one.
+    fn arrive_at_worker(&mut self, worker: WorkerId, assignment: Assignment) {
+        let busy = self.running_on.get(&worker).map_or(0, BTreeSet::len);
+        if busy < self.slots_of.get(&worker).copied().unwrap_or(1) {
+            self.start(worker, assignment);
+        } else {
+            self.waiting
+                .entry(worker)
+                .or_default()
+                .push_back(assignment);
+        }
     }
 
     fn start(&mut self, worker: WorkerId, assignment: Assignment) {
@@ -692,9 +726,42 @@ impl Sim<'_> {
                 result,
             },
         );
+        // The slot takes the next task waiting on this worker at once.
+        if let Some(next) = self
+            .waiting
+            .get_mut(&r.worker)
+            .and_then(VecDeque::pop_front)
+        {
+            self.start(r.worker, next);
+        }
     }
 
-    fn yield_task(&mut self, key: TaskKey, after_nodes: u64) {
+    /// `worker` answers for an assignment it held without starting it.
+    fn answer_unstarted(&mut self, worker: WorkerId, a: &Assignment, report: Report) {
+        let result = UnitResult {
+            job: a.job,
+            epoch: a.epoch,
+            task: a.task,
+            report,
+            expanded: 0,
+            iterations: Vec::new(),
+        };
+        self.at(
+            self.config.latency.as_secs_f64(),
+            Event::Result { worker, result },
+        );
+    }
+
+    fn yield_task(&mut self, worker: WorkerId, key: TaskKey, after_nodes: u64) {
+        let queue = self.waiting.entry(worker).or_default();
+        let unstarted = queue
+            .iter()
+            .position(|a| (a.job, a.epoch, a.task) == (key.job, key.epoch, key.task));
+        if let Some(a) = unstarted.and_then(|i| queue.remove(i)) {
+            self.report.taken_back += 1;
+            self.answer_unstarted(worker, &a, Report::NotStarted);
+            return;
+        }
         let rate = self.rate(key.job);
         let Some(r) = self.running.get(&key) else {
             return;
@@ -716,6 +783,14 @@ impl Sim<'_> {
     }
 
     fn cancel(&mut self, worker: WorkerId, job: JobId) {
+        // Its tasks waiting here go first, so that no freed slot starts one.
+        let queue = self.waiting.entry(worker).or_default();
+        let (dropped, kept): (VecDeque<Assignment>, VecDeque<Assignment>) =
+            queue.drain(..).partition(|a| a.job == job);
+        *queue = kept;
+        for a in dropped {
+            self.answer_unstarted(worker, &a, Report::Cancelled);
+        }
         let rate = self.rate(job);
         let keys: Vec<TaskKey> = self
             .running_on
@@ -775,6 +850,8 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
         now: 0.0,
         running: HashMap::new(),
         running_on: HashMap::new(),
+        slots_of: HashMap::new(),
+        waiting: HashMap::new(),
         generation: 0,
         report: SimReport {
             slots: config.slots,
@@ -796,11 +873,12 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
         let slots = per_worker.min(config.slots.max(1) - w * per_worker);
         let capabilities = Capabilities {
             pdb_shapes: shapes.clone(),
+            prefetch: true,
         };
         // The cluster forms before the batch begins: not charged.
-        sim.scheduler_call(false, |s, now| {
-            s.add_worker(WorkerId(w as u64 + 1), slots, capabilities, now)
-        });
+        let id = WorkerId(w as u64 + 1);
+        sim.slots_of.insert(id, slots);
+        sim.scheduler_call(false, |s, now| s.add_worker(id, slots, capabilities, now));
     }
     let first = config.jobs_in_flight.max(1).min(sim.jobs.len());
     sim.next_job = first;
@@ -816,7 +894,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
                 sim.busy = false;
                 sim.serve();
             }
-            Event::Start { worker, assignment } => sim.start(worker, assignment),
+            Event::Start { worker, assignment } => sim.arrive_at_worker(worker, assignment),
             Event::End { key, generation } => {
                 if sim
                     .running
@@ -826,7 +904,11 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
                     sim.end(key);
                 }
             }
-            Event::Yield { key, after_nodes } => sim.yield_task(key, after_nodes),
+            Event::Yield {
+                worker,
+                key,
+                after_nodes,
+            } => sim.yield_task(worker, key, after_nodes),
             Event::Cancel { worker, job } => sim.cancel(worker, job),
             Event::Result { worker, result } => sim.arrive(Inbound::Result { worker, result }),
         }

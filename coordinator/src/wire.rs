@@ -44,6 +44,7 @@ pub(crate) fn result_from_wire(r: v1::UnitResult) -> UnitResult {
             }
         }
         v1::UnitStatus::Unsupported => Report::Unsupported(r.error),
+        v1::UnitStatus::NotStarted => Report::NotStarted,
         v1::UnitStatus::Failed | v1::UnitStatus::Unspecified => Report::Failed(r.error),
     };
     UnitResult {

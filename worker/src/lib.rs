@@ -6,6 +6,11 @@
 //! soon as the coordinator cancels it (the search looks at its cancel flag every 4096 nodes), and
 //! reconnects with backoff when the coordinator goes away.
 //!
+//! It says in its hello that it takes units ahead (`prefetch`): units that arrive while every
+//! thread is busy wait in the pool's queue, and the first thread to free starts the oldest, with
+//! no round trip to the coordinator. Asked back (`YieldUnit`) before it started, such a unit is
+//! answered `UNIT_STATUS_NOT_STARTED` at once; cancelled, `UNIT_STATUS_CANCELLED` at once.
+//!
 //! With [`Config::security`] it sends a worker token with its join, and over `https://` verifies
 //! the coordinator's certificate. A refused token is fatal ([`run`] returns
 //! [`Error::Unauthenticated`]): retrying cannot fix this worker's settings. A certificate that
@@ -52,7 +57,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use npuzzle_telemetry::MetricsListener;
 
-use crate::pool::{Pool, Task};
+use crate::pool::{Pool, Start, Task};
 use crate::tables::{ServedTables, TableStore};
 
 /// Worker settings.
@@ -255,6 +260,98 @@ fn hello(config: &Config, tables: &ServedTables) -> v1::Hello {
             .partitions()
             .map(npuzzle_proto::pattern_database_to_wire)
             .collect(),
+        // Units beyond the threads wait in the pool's queue; `Held::start` answers for them.
+        prefetch: true,
+    }
+}
+
+/// A unit this worker holds (running or waiting for a thread): the flag that asks its search to
+/// hand back the rest, and who answers for it.
+struct Held {
+    hand_back: Arc<AtomicU64>,
+    start: Start,
+}
+
+/// What a session keeps about the units it holds.
+#[derive(Default)]
+struct Holding {
+    /// Per job: its cancel flag and how many of its units this worker still holds.
+    jobs: HashMap<u64, (Arc<AtomicBool>, usize)>,
+    /// Per unit held, (job, epoch, unit).
+    units: HashMap<(u64, u32, u32), Held>,
+}
+
+impl Holding {
+    /// Units held, running or waiting for a thread (what the busy gauge and heartbeats count).
+    fn held(&self) -> usize {
+        self.jobs.values().map(|(_, n)| *n).sum()
+    }
+
+    /// Unit (`job`, `result`'s epoch and unit) is answered: forgotten, and its result goes out.
+    fn answer(
+        &mut self,
+        job: u64,
+        result: v1::UnitResult,
+        out: &mpsc::UnboundedSender<v1::WorkerMessage>,
+    ) {
+        self.units.remove(&(job, result.epoch, result.unit));
+        if let Some(entry) = self.jobs.get_mut(&job) {
+            entry.1 = entry.1.saturating_sub(1);
+            if entry.1 == 0 {
+                self.jobs.remove(&job);
+            }
+        }
+        metrics::unit_done(&result);
+        metrics::busy(self.held());
+        let _ = out.send(v1::WorkerMessage {
+            message: Some(v1::worker_message::Message::Result(result)),
+        });
+    }
+
+    /// Takes back the units of `job` that no thread has started: answered `status` at once.
+    fn take_back_waiting(
+        &mut self,
+        job: u64,
+        status: v1::UnitStatus,
+        out: &mpsc::UnboundedSender<v1::WorkerMessage>,
+    ) {
+        let mut waiting: Vec<(u32, u32)> = self
+            .units
+            .iter()
+            .filter(|((j, _, _), held)| *j == job && !held.start.started())
+            .map(|(&(_, epoch, unit), _)| (epoch, unit))
+            .collect();
+        waiting.sort_unstable();
+        for (epoch, unit) in waiting {
+            self.take_back(job, epoch, unit, status, out);
+        }
+    }
+
+    /// Takes unit (`job`, `epoch`, `unit`) back if no thread has started it, answering
+    /// `status` for it at once; false if it is running (or not held).
+    fn take_back(
+        &mut self,
+        job: u64,
+        epoch: u32,
+        unit: u32,
+        status: v1::UnitStatus,
+        out: &mpsc::UnboundedSender<v1::WorkerMessage>,
+    ) -> bool {
+        let taken = self
+            .units
+            .get(&(job, epoch, unit))
+            .is_some_and(|held| held.start.take_back());
+        if taken {
+            let result = v1::UnitResult {
+                job,
+                epoch,
+                unit,
+                status: status as i32,
+                ..Default::default()
+            };
+            self.answer(job, result, out);
+        }
+        taken
     }
 }
 
@@ -291,60 +388,57 @@ async fn session(
     metrics::connected(true);
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<(u64, v1::UnitResult)>();
-    // Per job: its cancel flag and how many of its units this worker still holds.
-    let mut jobs: HashMap<u64, (Arc<AtomicBool>, usize)> = HashMap::new();
-    // Per unit held, (job, epoch, unit): the flag that asks its search to hand back the rest.
-    let mut hand_backs: HashMap<(u64, u32, u32), Arc<AtomicU64>> = HashMap::new();
+    let mut holding = Holding::default();
     let mut heartbeat = tokio::time::interval(config.heartbeat);
     let end = loop {
         tokio::select! {
             _ = shutdown.cancelled() => break Ok(SessionEnd::Shutdown),
             _ = heartbeat.tick() => {
-                let busy = jobs.values().map(|(_, n)| *n).sum::<usize>() as u32;
+                let busy = holding.held() as u32;
                 let _ = out_tx.send(v1::WorkerMessage {
                     message: Some(v1::worker_message::Message::Heartbeat(v1::Heartbeat { busy_slots: busy })),
                 });
             }
             Some((job, result)) = done_rx.recv() => {
-                hand_backs.remove(&(job, result.epoch, result.unit));
-                if let Some(entry) = jobs.get_mut(&job) {
-                    entry.1 = entry.1.saturating_sub(1);
-                    if entry.1 == 0 {
-                        jobs.remove(&job);
-                    }
-                }
-                metrics::unit_done(&result);
-                metrics::busy(jobs.values().map(|(_, n)| *n).sum());
-                let _ = out_tx.send(v1::WorkerMessage {
-                    message: Some(v1::worker_message::Message::Result(result)),
-                });
+                holding.answer(job, result, &out_tx);
             }
             message = inbound.message() => match message {
                 Ok(Some(m)) => match m.message {
                     Some(v1::coordinator_message::Message::Assign(a)) => {
-                        let entry = jobs
+                        let entry = holding
+                            .jobs
                             .entry(a.job)
                             .or_insert_with(|| (Arc::new(AtomicBool::new(false)), 0));
                         entry.1 += 1;
-                        let hand_back = Arc::new(AtomicU64::new(u64::MAX));
-                        // A coordinator re-sending a unit still held replaces its flag.
-                        hand_backs.insert((a.job, a.epoch, a.unit), Arc::clone(&hand_back));
+                        let cancel = Arc::clone(&entry.0);
+                        let held = Held {
+                            hand_back: Arc::new(AtomicU64::new(u64::MAX)),
+                            start: Start::default(),
+                        };
+                        let (hand_back, start) = (Arc::clone(&held.hand_back), held.start.clone());
+                        // A coordinator re-sending a unit still held replaces its flags.
+                        holding.units.insert((a.job, a.epoch, a.unit), held);
                         pool.submit(Task {
                             assignment: a,
-                            cancel: Arc::clone(&entry.0),
+                            cancel,
                             hand_back,
                             done: done_tx.clone(),
+                            start,
                         });
-                        metrics::busy(jobs.values().map(|(_, n)| *n).sum());
+                        metrics::busy(holding.held());
                     }
                     Some(v1::coordinator_message::Message::Cancel(c)) => {
-                        if let Some((flag, _)) = jobs.get(&c.job) {
+                        if let Some((flag, _)) = holding.jobs.get(&c.job) {
                             flag.store(true, Ordering::Relaxed);
                         }
+                        // Its units waiting for a thread are answered now, not when one frees.
+                        holding.take_back_waiting(c.job, v1::UnitStatus::Cancelled, &out_tx);
                     }
                     Some(v1::coordinator_message::Message::YieldUnit(y)) => {
-                        if let Some(budget) = hand_backs.get(&(y.job, y.epoch, y.unit)) {
-                            budget.fetch_min(y.after_nodes, Ordering::Relaxed);
+                        let status = v1::UnitStatus::NotStarted;
+                        let taken = holding.take_back(y.job, y.epoch, y.unit, status, &out_tx);
+                        if !taken && let Some(held) = holding.units.get(&(y.job, y.epoch, y.unit)) {
+                            held.hand_back.fetch_min(y.after_nodes, Ordering::Relaxed);
                         }
                     }
                     None => {}
@@ -354,11 +448,133 @@ async fn session(
             },
         }
     };
-    // Whatever is still running belongs to a connection that is gone.
-    for (flag, _) in jobs.values() {
+    // Whatever is still running or waiting belongs to a connection that is gone.
+    for (flag, _) in holding.jobs.values() {
         flag.store(true, Ordering::Relaxed);
     }
     metrics::connected(false);
     metrics::busy(0);
     end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An assignment of `job` searching Korf's #88 whole with Manhattan distance: far longer
+    /// than any test, until cancelled.
+    fn long_search(job: u64, unit: u32) -> v1::Assignment {
+        let tiles = [15, 2, 12, 11, 14, 13, 9, 5, 1, 3, 8, 7, 0, 10, 6, 4];
+        v1::Assignment {
+            job,
+            epoch: 1,
+            unit,
+            board: Some(v1::Board {
+                width: 4,
+                height: 4,
+                tiles: tiles.to_vec(),
+            }),
+            goal: Some(v1::Goal {
+                kind: v1::GoalKind::BlankFirst as i32,
+                tiles: vec![],
+            }),
+            bound: 1,
+            heuristic: v1::Heuristic::Manhattan as i32,
+            iterate: true,
+            ..Default::default()
+        }
+    }
+
+    /// Holds `a` as the session does, and queues it on `pool`.
+    fn hold(
+        holding: &mut Holding,
+        pool: &Pool,
+        a: v1::Assignment,
+        done: &mpsc::UnboundedSender<(u64, v1::UnitResult)>,
+    ) {
+        let entry = holding
+            .jobs
+            .entry(a.job)
+            .or_insert_with(|| (Arc::new(AtomicBool::new(false)), 0));
+        entry.1 += 1;
+        let cancel = Arc::clone(&entry.0);
+        let held = Held {
+            hand_back: Arc::new(AtomicU64::new(u64::MAX)),
+            start: Start::default(),
+        };
+        let task = Task {
+            cancel,
+            hand_back: Arc::clone(&held.hand_back),
+            start: held.start.clone(),
+            done: done.clone(),
+            assignment: a.clone(),
+        };
+        holding.units.insert((a.job, a.epoch, a.unit), held);
+        pool.submit(task);
+    }
+
+    fn status(message: Option<v1::WorkerMessage>) -> (u64, u32, v1::UnitStatus) {
+        match message.and_then(|m| m.message) {
+            Some(v1::worker_message::Message::Result(r)) => (
+                r.job,
+                r.unit,
+                v1::UnitStatus::try_from(r.status).unwrap_or(v1::UnitStatus::Unspecified),
+            ),
+            other => panic!("not a result: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn units_waiting_for_a_thread_are_answered_at_once_and_never_searched() {
+        let pool = Pool::start(1, ServedTables::default());
+        let (done_tx, mut done_rx) = mpsc::unbounded_channel();
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel();
+        let mut holding = Holding::default();
+        // The one thread takes job 1; jobs 2 and 3 wait for it.
+        hold(&mut holding, &pool, long_search(1, 0), &done_tx);
+        for job in [2, 3] {
+            hold(&mut holding, &pool, long_search(job, 0), &done_tx);
+        }
+        let started = async || holding.units[&(1, 1, 0)].start.started().then_some(());
+        until_some(started).await;
+        assert_eq!(holding.held(), 3);
+        // Asked back before it started: NOT_STARTED, at once.
+        let taken = holding.take_back(2, 1, 0, v1::UnitStatus::NotStarted, &out_tx);
+        assert!(taken);
+        assert_eq!(
+            status(out_rx.recv().await),
+            (2, 0, v1::UnitStatus::NotStarted)
+        );
+        // Running: not taken back (it is asked for its rest instead).
+        assert!(!holding.take_back(1, 1, 0, v1::UnitStatus::NotStarted, &out_tx));
+        // Job 3 cancelled while it waits: CANCELLED, at once.
+        holding.take_back_waiting(3, v1::UnitStatus::Cancelled, &out_tx);
+        assert_eq!(
+            status(out_rx.recv().await),
+            (3, 0, v1::UnitStatus::Cancelled)
+        );
+        assert_eq!(holding.held(), 1);
+        // The running search stops at its cancel; the thread then finds nothing to search.
+        holding.jobs[&1].0.store(true, Ordering::Relaxed);
+        let (job, result) = done_rx.recv().await.unwrap();
+        assert_eq!((job, result.status), (1, v1::UnitStatus::Cancelled as i32));
+        holding.answer(job, result, &out_tx);
+        assert_eq!(holding.held(), 0);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            done_rx.try_recv().is_err(),
+            "a unit taken back was searched"
+        );
+    }
+
+    /// Polls `check` every millisecond for up to 10 s.
+    async fn until_some(mut check: impl AsyncFnMut() -> Option<()>) {
+        for _ in 0..10_000 {
+            if check().await.is_some() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        panic!("the search never started");
+    }
 }

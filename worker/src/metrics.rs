@@ -15,7 +15,7 @@ pub const CONNECTED: &str = "npuzzle_worker_connected";
 pub fn describe() {
     describe_counter!(
         UNITS,
-        "Work units searched, by outcome (found, exhausted, cancelled, split (stopped, the rest handed back), budget_exceeded, unsupported, failed)"
+        "Work units searched, by outcome (found, exhausted, cancelled, split (stopped, the rest handed back), budget_exceeded, unsupported, failed, not_started (taken back before a thread started it))"
     );
     describe_counter!(NODES_EXPANDED, "Nodes expanded by this worker's searches");
     describe_counter!(
@@ -42,6 +42,7 @@ pub fn unit_done(result: &v1::UnitResult) {
         Ok(v1::UnitStatus::BudgetExceeded) => "budget_exceeded",
         Ok(v1::UnitStatus::Split) => "split",
         Ok(v1::UnitStatus::Unsupported) => "unsupported",
+        Ok(v1::UnitStatus::NotStarted) => "not_started",
         Ok(v1::UnitStatus::Failed | v1::UnitStatus::Unspecified) | Err(_) => "failed",
     };
     counter!(UNITS, "outcome" => outcome).increment(1);

@@ -1,9 +1,13 @@
 //! The search threads. Each takes the next task from a shared queue, searches it with the
 //! solver for its goal and heuristic (kept per thread), and sends the result back. Pattern
 //! databases are loaded once per process and shared by every thread.
+//!
+//! The queue holds the tasks the coordinator sent ahead of the threads (prefetch): the first
+//! thread to free takes the oldest. Until then the session may take one back ([`Start`]): asked
+//! for it, or its job cancelled, it answers for it at once and no thread searches it.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use npuzzle_proto::{
@@ -25,6 +29,39 @@ pub struct Task {
     pub hand_back: Arc<AtomicU64>,
     /// Where the result goes, tagged with the job.
     pub done: UnboundedSender<(u64, v1::UnitResult)>,
+    /// Who answers for it: the thread that starts it, or the session that takes it back first.
+    pub start: Start,
+}
+
+/// Settles, once, who answers for a queued task: the first search thread to start it, or the
+/// session taking it back before that (asked for it, or its job cancelled). Exactly one of them
+/// wins, so every assignment gets exactly one result.
+#[derive(Clone, Debug, Default)]
+pub struct Start(Arc<AtomicU8>);
+
+const WAITING: u8 = 0;
+const STARTED: u8 = 1;
+const TAKEN_BACK: u8 = 2;
+
+impl Start {
+    /// A thread is about to search the task: false if it was taken back (not to be searched).
+    pub fn start(&self) -> bool {
+        self.0
+            .compare_exchange(WAITING, STARTED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// The session takes the task back: false if a thread has started it already.
+    pub fn take_back(&self) -> bool {
+        self.0
+            .compare_exchange(WAITING, TAKEN_BACK, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Whether a thread is searching it (or has).
+    pub fn started(&self) -> bool {
+        self.0.load(Ordering::Acquire) == STARTED
+    }
 }
 
 /// A fixed set of search threads.
@@ -54,6 +91,10 @@ impl Pool {
                                 Err(_) => return,
                             }
                         };
+                        if !task.start.start() {
+                            // Taken back while it waited: the session answered for it.
+                            continue;
+                        }
                         let job = task.assignment.job;
                         let result =
                             guarded(&task.assignment, || search(&mut solvers, &tables, &task));
@@ -269,6 +310,23 @@ fn search(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_queued_task_is_either_started_or_taken_back_never_both() {
+        let waiting = Start::default();
+        assert!(!waiting.started());
+        assert!(waiting.take_back(), "not started: taken back");
+        assert!(!waiting.start(), "taken back: no thread searches it");
+        assert!(!waiting.started());
+        let running = Start::default();
+        assert!(running.start());
+        assert!(running.started());
+        assert!(
+            !running.take_back(),
+            "started: it is asked back as a running search"
+        );
+        assert!(!running.start(), "started once");
+    }
 
     #[test]
     fn a_panicking_search_reports_failed_for_its_unit() {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use npuzzle_coordinator::scheduler::SchedulerConfig;
 use npuzzle_coordinator::sim::CoordinatorCost;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
 
@@ -76,6 +77,16 @@ pub(crate) struct SimulateArgs {
         default_value_t = CostArg::Calibrated
     )]
     coordinator_cost: CostArg,
+    /// Send each simulated worker up to one task per slot ahead of time (the coordinator's
+    /// `--prefetch`); `false`: one task per slot at a time.
+    #[arg(
+        long,
+        env = "NPUZZLE_SIM_PREFETCH",
+        default_value_t = SchedulerConfig::default().prefetch,
+        action = clap::ArgAction::Set,
+        value_parser = boolish()
+    )]
+    prefetch: bool,
     /// One JSON object per slot count.
     #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
@@ -153,6 +164,10 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         rate: args.rate,
         jobs_in_flight: args.jobs_in_flight.max(1),
         coordinator_cost: args.coordinator_cost.into(),
+        scheduler: SchedulerConfig {
+            prefetch: args.prefetch,
+            ..SchedulerConfig::default()
+        },
         ..npuzzle_coordinator::sim::SimConfig::default()
     };
     let rows = npuzzle_client::simulate::table(

@@ -15,6 +15,11 @@ use super::Scheduler;
 pub struct Capabilities {
     /// Shapes the worker holds pattern databases for.
     pub pdb_shapes: BTreeSet<Shape>,
+    /// It queues tasks sent ahead of its slots and answers an ask for one it has not started
+    /// with [`Report::NotStarted`](super::Report::NotStarted) (see
+    /// [`SchedulerConfig::prefetch`](super::SchedulerConfig::prefetch)). A worker that does not
+    /// say so gets no task ahead.
+    pub prefetch: bool,
 }
 
 impl Capabilities {

@@ -57,6 +57,14 @@ pub struct SchedulerConfig {
     /// A worker that lies from the start is thus caught before its first lie that matters is
     /// relied on; one that behaves until trusted is caught with `audit_fraction` per lie.
     pub probation: u32,
+    /// Each worker that says it can (hello `prefetch`), once it has answered well and holds as
+    /// many tasks as it has slots, is given up to one more task per slot ahead of time: it
+    /// queues them and starts one the moment a slot frees, so that a slot never waits a round
+    /// trip (result in, next task out) between tasks. They are still the coordinator's: when a
+    /// slot elsewhere idles with nothing queued here, tasks sent ahead and not started are taken
+    /// back first (the worker answers `NotStarted` at once), before any running task is asked
+    /// back. Off: a worker holds at most one task per slot.
+    pub prefetch: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -75,6 +83,7 @@ impl Default for SchedulerConfig {
             audit_fraction: 0.0,
             audit_seed: 0,
             probation: 1,
+            prefetch: true,
         }
     }
 }

@@ -1,7 +1,11 @@
 //! Dispatch: pairing free slots with queued tasks (the job with the fewest running tasks first,
-//! its tasks in depth-first order, each to a worker that can search it), and, when slots would
-//! still idle, asking running tasks back for the rest of their bound (the largest first, and
-//! every task a newcomer holds, so that a worker that holds units is found out at once).
+//! its tasks in depth-first order, each to a worker that can search it), then sending tasks
+//! ahead to workers whose slots are all busy ([`SchedulerConfig::prefetch`]), and, when slots
+//! would still idle, taking back tasks sent ahead and not started, then asking running tasks
+//! back for the rest of their bound (the largest first, and every task a newcomer holds, so that
+//! a worker that holds units is found out at once).
+//!
+//! [`SchedulerConfig::prefetch`]: super::SchedulerConfig::prefetch
 
 use super::Scheduler;
 use super::job::TaskState;
@@ -9,16 +13,19 @@ use super::messages::{Assignment, Command, JobId, TaskId, WorkerId};
 
 impl Scheduler {
     /// The next (worker, job) to pair: among the workers with free slots, the freest (lowest id
-    /// on ties) that can search some job with queued tasks; for it, the job with the fewest
-    /// running tasks (lowest id on ties) among those it can search. In a cluster whose workers
-    /// can all search every job, that is the first free worker and the first runnable job: the
-    /// loops look further only past workers barred from a job (an audit of their own report, a
-    /// newcomer facing an audit, no tables for its shape).
+    /// on ties) that can search some job with queued tasks, and only then those that may be
+    /// sent a task ahead (the most room first); for it, the job with the fewest running tasks
+    /// (lowest id on ties) among those it can search. In a cluster whose workers can all search
+    /// every job, that is the first free worker and the first runnable job: the loops look
+    /// further only past workers barred from a job (an audit of their own report, a newcomer
+    /// facing an audit, no tables for its shape).
     pub(super) fn next_pairing(&self) -> Option<(WorkerId, JobId)> {
         if self.runnable.is_empty() {
             return None;
         }
-        self.free.order.iter().find_map(|&(_, _, wid)| {
+        let free = self.free.order.iter().map(|&(_, _, wid)| wid);
+        let ahead = self.free.ahead.iter().map(|&(_, wid)| wid);
+        free.chain(ahead).find_map(|wid| {
             self.visits.add(1);
             let w = self.workers.get(&wid)?;
             self.runnable.iter().find_map(|&(_, jid)| {
@@ -45,11 +52,14 @@ impl Scheduler {
                 break;
             };
             let Some(tid) = job.queue.pop() else { break };
+            // No slot of its free: it queues the task and starts it when one frees.
+            let ahead = self.workers.get(&wid).is_some_and(|w| w.free_slots() == 0);
             let task = &mut job.tasks[tid.index()];
             task.state = TaskState::Running {
                 worker: wid,
                 asked_back: false,
             };
+            task.queued = ahead;
             task.since = self.clock;
             task.asked_at = None;
             job.running += 1;
@@ -70,7 +80,12 @@ impl Scheduler {
             };
             let key = (assignment.job, assignment.epoch, tid);
             self.index_task(job_id, tid, wid);
-            self.update_worker(wid, |w| w.outstanding.insert(key));
+            self.update_worker(wid, |w| {
+                w.outstanding.insert(key);
+                if ahead {
+                    w.queued.push_back(key);
+                }
+            });
             self.hold(job_id, wid);
             self.totals.units_assigned += 1;
             commands.push(Command::Assign {
@@ -84,20 +99,24 @@ impl Scheduler {
         commands
     }
 
-    /// Slots free now that no queued task can fill ask running tasks for the rest of their
-    /// bound: the largest predicted ones first, one request per 32 idle slots (each answer
-    /// brings many pieces), none twice. Every task held by a worker without a good result yet
-    /// is asked back at once: an honest newcomer answers within milliseconds (and is trusted
-    /// from then on); a worker that holds is found out in one ask timeout, however many of
-    /// them there are. Only tasks some idle worker could search are asked back.
+    /// Slots free now that no queued task can fill take back tasks sent ahead and not started
+    /// (nothing searched is lost; one per idle slot, the largest first), then ask running tasks
+    /// for the rest of their bound for the slots still idle: the largest predicted ones first,
+    /// one request per 32 idle slots (each answer brings many pieces), none twice. Every task
+    /// held by a worker without a good result yet is asked back at once: an honest newcomer
+    /// answers within milliseconds (and is trusted from then on); a worker that holds is found
+    /// out in one ask timeout, however many of them there are. Only tasks some idle worker could
+    /// search are asked back.
     ///
-    /// Both come from indexes (`askable`, `newcomer_tasks`): the loops stop after the tasks
-    /// asked, past only those no idle worker can search.
+    /// All come from indexes (`ahead`, `askable`, `newcomer_tasks`): the loops stop after the
+    /// tasks asked, past only those no idle worker can search.
     pub(super) fn ask_back(&mut self) -> Vec<Command> {
         if self.free.is_empty() || self.config.hand_back_after == u64::MAX {
             return Vec::new();
         }
-        let idle_slots = self.free.slots;
+        let mut commands = self.take_back();
+        // Slots that tasks being taken back will fill are not idle for the asks below.
+        let idle_slots = self.free.slots.saturating_sub(self.revoking);
         let wanted = idle_slots
             .div_ceil(32)
             .saturating_sub(self.asked_out)
@@ -142,7 +161,6 @@ impl Scheduler {
                 }
             }
         }
-        let mut commands = Vec::new();
         let after_nodes = self.config.hand_back_after;
         for (job_id, tid, worker) in newcomers.into_iter().chain(candidates) {
             commands.extend(self.ask(job_id, tid, worker, after_nodes));
@@ -150,8 +168,47 @@ impl Scheduler {
         commands
     }
 
+    /// Takes back tasks sent ahead and not started, the largest first, one for each idle slot
+    /// that no task already being taken back will fill, each only if some idle worker can
+    /// search it. The worker answers `NotStarted` at once; one that has started it meanwhile
+    /// hands back its rest as for any ask.
+    fn take_back(&mut self) -> Vec<Command> {
+        let wanted = self.free.slots.saturating_sub(self.revoking);
+        if wanted == 0 || self.ahead.is_empty() {
+            return Vec::new();
+        }
+        let mut picked: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
+        for &(_, job_id, tid) in &self.ahead {
+            self.visits.add(1);
+            let Some(job) = self.jobs.get(&job_id) else {
+                continue;
+            };
+            let Some(TaskState::Running { worker, .. }) =
+                job.tasks.get(tid.index()).map(|t| t.state)
+            else {
+                continue;
+            };
+            if !self
+                .free
+                .can_search(job.spec.heuristic, job.spec.root.shape())
+            {
+                continue;
+            }
+            picked.push((job_id, tid, worker));
+            if picked.len() == wanted {
+                break;
+            }
+        }
+        let after_nodes = self.config.hand_back_after;
+        picked
+            .into_iter()
+            .filter_map(|(job_id, tid, worker)| self.ask(job_id, tid, worker, after_nodes))
+            .collect()
+    }
+
     /// Asks `worker` for the rest of running task `tid` of `job_id` once it has searched
-    /// `after_nodes` nodes, and counts the ask.
+    /// `after_nodes` nodes (for a task sent ahead and not started: for the task), and counts
+    /// the ask.
     pub(super) fn ask(
         &mut self,
         job_id: JobId,
@@ -168,7 +225,11 @@ impl Scheduler {
         };
         task.asked_at = self.clock;
         job.stats.yields += 1;
-        self.asked_out += 1;
+        if task.queued {
+            self.revoking += 1;
+        } else {
+            self.asked_out += 1;
+        }
         Some(Command::Yield {
             worker,
             job: job_id,

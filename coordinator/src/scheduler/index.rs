@@ -3,10 +3,11 @@
 //!
 //! - [`FreeWorkers`]: the workers with free slots, in the order slots are filled, with their free
 //!   slots in all and, per shape, how many of them hold tables for it (can an idle slot search a
-//!   job's tasks?).
+//!   job's tasks?); and those with no slot free that may be sent tasks ahead.
 //! - `askable` ([`AskKey`]): the running tasks of the current epochs that may be asked back,
 //!   the largest predicted first; `newcomer_tasks` those of them held by workers without a good
-//!   result yet (asked back at once).
+//!   result yet (asked back at once). `ahead`: as `askable`, for the tasks sent ahead and not
+//!   started (taken back before any running task is asked back).
 //! - `holders`: per job, the workers holding one of its assignments (of any epoch), for the
 //!   cancels when it ends.
 //! - Counters: busy slots, and the workers holding tables per shape.
@@ -25,7 +26,7 @@ use npuzzle_solver::{HeuristicKind, Shape};
 
 use super::Scheduler;
 use super::job::TaskState;
-use super::members::{FreeKey, Worker, free_key};
+use super::members::{FreeKey, Worker, ahead_key, free_key};
 use super::messages::{JobId, TaskId, WorkerId};
 
 /// A task's predicted size, ordered as `f64::total_cmp` orders it, so that it can key an index.
@@ -62,11 +63,18 @@ pub(super) struct FreeWorkers {
     pub(super) slots: usize,
     /// How many of them hold pattern databases for each shape.
     by_shape: HashMap<Shape, usize>,
+    /// The workers with no slot free that may be sent tasks ahead
+    /// ([`SchedulerConfig::prefetch`](super::SchedulerConfig::prefetch)), the most room first:
+    /// filled only after every free slot.
+    pub(super) ahead: BTreeSet<(Reverse<usize>, WorkerId)>,
 }
 
 impl FreeWorkers {
     /// Indexes worker `id` if it has a free slot. Call after any change to the worker.
     pub(super) fn insert(&mut self, id: WorkerId, w: &Worker) {
+        if let Some(key) = ahead_key(id, w) {
+            self.ahead.insert(key);
+        }
         let Some(key) = free_key(id, w) else {
             return;
         };
@@ -80,6 +88,9 @@ impl FreeWorkers {
 
     /// Takes worker `id` out, if it is in. Call before any change to the worker.
     pub(super) fn remove(&mut self, id: WorkerId, w: &Worker) {
+        if let Some(key) = ahead_key(id, w) {
+            self.ahead.remove(&key);
+        }
         let Some(key) = free_key(id, w) else {
             return;
         };
@@ -133,7 +144,8 @@ impl Scheduler {
         self.visits.get()
     }
 
-    /// Task `tid` of `job_id` was just handed to `worker`: indexed to be asked back, unless it
+    /// Task `tid` of `job_id` was just handed to `worker` (or, sent ahead, has just started):
+    /// indexed to be asked back (to be taken back, if sent ahead and not started), unless it
     /// can never be (searched without a budget: audits, tasks that could not be cut).
     pub(super) fn index_task(&mut self, job_id: JobId, tid: TaskId, worker: WorkerId) {
         let Some(task) = self
@@ -146,8 +158,12 @@ impl Scheduler {
         if task.unbudgeted {
             return;
         }
-        self.askable
-            .insert((Reverse(Size(task.predicted)), job_id, tid));
+        let key = (Reverse(Size(task.predicted)), job_id, tid);
+        if task.queued {
+            self.ahead.insert(key);
+            return;
+        }
+        self.askable.insert(key);
         if self.workers.get(&worker).is_some_and(|w| w.good == 0) {
             self.newcomer_tasks.insert((job_id, tid, worker));
         }
@@ -168,8 +184,9 @@ impl Scheduler {
             asked_back: false,
         } = task.state
         {
-            self.askable
-                .remove(&(Reverse(Size(task.predicted)), job_id, tid));
+            let key = (Reverse(Size(task.predicted)), job_id, tid);
+            self.askable.remove(&key);
+            self.ahead.remove(&key);
             self.newcomer_tasks.remove(&(job_id, tid, worker));
         }
     }
@@ -188,10 +205,10 @@ impl Scheduler {
                 asked_back: false,
             } = task.state
             {
-                let tid = TaskId::at(i);
-                self.askable
-                    .remove(&(Reverse(Size(task.predicted)), job_id, tid));
-                self.newcomer_tasks.remove(&(job_id, tid, worker));
+                let key = (Reverse(Size(task.predicted)), job_id, TaskId::at(i));
+                self.askable.remove(&key);
+                self.ahead.remove(&key);
+                self.newcomer_tasks.remove(&(job_id, key.2, worker));
             }
         }
     }
@@ -205,6 +222,41 @@ impl Scheduler {
         for &(job, _, tid) in &w.outstanding {
             self.newcomer_tasks.remove(&(job, tid, worker));
         }
+    }
+
+    /// A task `worker` was running has ended (it answered): it has started the oldest task sent
+    /// ahead that it holds, if any. That one is indexed as running from now on (asked back, no
+    /// longer taken back), its age counted from now.
+    pub(super) fn start_next(&mut self, worker: WorkerId) {
+        let Some(Some((job_id, epoch, tid))) = self.update_worker(worker, |w| w.queued.pop_front())
+        else {
+            return;
+        };
+        let current = self.jobs.get(&job_id).is_some_and(|j| {
+            j.epoch == epoch
+                && j.tasks.get(tid.index()).is_some_and(|t| {
+                    t.queued
+                        && t.state
+                            == TaskState::Running {
+                                worker,
+                                asked_back: false,
+                            }
+                })
+        });
+        if !current {
+            // Its job moved on or ended, or it is being taken back (its answer settles it).
+            return;
+        }
+        self.unindex_task(job_id, tid);
+        if let Some(task) = self
+            .jobs
+            .get_mut(&job_id)
+            .and_then(|j| j.tasks.get_mut(tid.index()))
+        {
+            task.queued = false;
+            task.since = self.clock;
+        }
+        self.index_task(job_id, tid, worker);
     }
 
     /// `worker` now holds an assignment of `job`.
@@ -247,27 +299,49 @@ impl Scheduler {
     fn assert_indexes(&self) {
         use std::collections::BTreeMap;
         let mut askable = BTreeSet::new();
+        let mut ahead = BTreeSet::new();
+        let mut ahead_out = 0;
         let mut newcomers = BTreeSet::new();
         let mut holders: HashMap<JobId, BTreeMap<WorkerId, usize>> = HashMap::new();
         let mut free = FreeWorkers::default();
         let mut busy = 0;
         for (&wid, w) in &self.workers {
             free.insert(wid, w);
-            busy += w.outstanding.len();
+            busy += w.running();
+            ahead_out += w.queued.len();
+            assert!(
+                w.queued.iter().all(|k| w.outstanding.contains(k)),
+                "tasks sent ahead are held"
+            );
+            assert!(
+                w.queued.is_empty() || w.running() >= w.capacity(),
+                "tasks wait ahead only behind busy slots"
+            );
             for &(job_id, epoch, tid) in &w.outstanding {
                 *holders.entry(job_id).or_default().entry(wid).or_default() += 1;
                 let Some(job) = self.jobs.get(&job_id).filter(|j| j.epoch == epoch) else {
                     continue;
                 };
                 let task = &job.tasks[tid.index()];
-                if task.state
+                let running = task.state
                     == (TaskState::Running {
                         worker: wid,
                         asked_back: false,
-                    })
-                    && !task.unbudgeted
-                {
-                    askable.insert((Reverse(Size(task.predicted)), job_id, tid));
+                    });
+                if running {
+                    assert_eq!(
+                        task.queued,
+                        w.queued.contains(&(job_id, epoch, tid)),
+                        "a task is sent ahead where its worker holds it ahead"
+                    );
+                }
+                if running && !task.unbudgeted {
+                    let key = (Reverse(Size(task.predicted)), job_id, tid);
+                    if task.queued {
+                        ahead.insert(key);
+                    } else {
+                        askable.insert(key);
+                    }
                     if w.good == 0 {
                         newcomers.insert((job_id, tid, wid));
                     }
@@ -275,6 +349,9 @@ impl Scheduler {
             }
         }
         assert_eq!(askable, self.askable, "askable");
+        assert_eq!(ahead, self.ahead, "tasks sent ahead");
+        assert_eq!(ahead_out, self.ahead_out, "tasks sent ahead, counted");
+        assert_eq!(free.ahead, self.free.ahead, "workers with room ahead");
         assert_eq!(newcomers, self.newcomer_tasks, "newcomer tasks");
         assert_eq!(free.order, self.free.order, "free workers");
         assert_eq!(free.slots, self.free.slots, "free slots");

@@ -79,6 +79,9 @@ pub(super) struct Task {
     pub(super) iterate: bool,
     /// An audit: searched under its own bound, by any worker but the reporter.
     pub(super) audit: Option<AuditOf>,
+    /// While running: sent ahead to a worker whose slots were all busy, and not started as far
+    /// as the scheduler knows (an ask for it takes it back whole).
+    pub(super) queued: bool,
 }
 
 pub(super) struct Job {
@@ -144,6 +147,7 @@ impl Task {
             asked_at: None,
             iterate: false,
             audit: None,
+            queued: false,
         }
     }
 }
@@ -237,20 +241,21 @@ impl Job {
         }
     }
 
-    /// Its running tasks asked back and not yet answered (counted in [`Scheduler::asked_out`]).
-    pub(super) fn asked_out(&self) -> usize {
-        self.tasks
-            .iter()
-            .filter(|t| {
-                matches!(
-                    t.state,
-                    TaskState::Running {
-                        asked_back: true,
-                        ..
-                    }
-                )
-            })
-            .count()
+    /// Its running tasks asked back and not yet answered (counted in [`Scheduler::asked_out`]),
+    /// and its tasks sent ahead being taken back (counted in [`Scheduler::revoking`]).
+    pub(super) fn asked_out(&self) -> (usize, usize) {
+        let asked = |t: &&Task| {
+            matches!(
+                t.state,
+                TaskState::Running {
+                    asked_back: true,
+                    ..
+                }
+            )
+        };
+        let taken_back = self.tasks.iter().filter(asked).filter(|t| t.queued).count();
+        let asked = self.tasks.iter().filter(asked).count();
+        (asked - taken_back, taken_back)
     }
 
     /// Whether `path` from the root reaches the goal.

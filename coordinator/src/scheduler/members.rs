@@ -1,10 +1,11 @@
-//! The cluster's members: each worker's slots, capabilities, outstanding assignments, lease and
-//! the trust it has earned (a newcomer holds [`TRIAL_SLOTS`] tasks until it answers well), the
-//! index of workers with free slots, and how a worker leaves: its lease expires, it holds a task
-//! it was asked back, or it disconnects. Its tasks then go back to their jobs' queues.
+//! The cluster's members: each worker's slots, capabilities, outstanding assignments (those
+//! running, and those sent ahead that it has not started), lease and the trust it has earned (a
+//! newcomer holds [`TRIAL_SLOTS`] tasks until it answers well), the index of workers with free
+//! slots, and how a worker leaves: its lease expires, it holds a task it was asked back, or it
+//! disconnects. Its tasks then go back to their jobs' queues.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::time::Instant;
 
 use npuzzle_solver::Shape;
@@ -18,7 +19,14 @@ pub(super) struct Worker {
     pub(super) slots: usize,
     /// Which units it may be given.
     pub(super) capabilities: Capabilities,
+    /// Every assignment it holds and has not answered: running, or sent ahead.
     pub(super) outstanding: HashSet<(JobId, Epoch, TaskId)>,
+    /// Those of them sent ahead ([`SchedulerConfig::prefetch`](super::SchedulerConfig::prefetch))
+    /// that it has not started as far as the scheduler knows, oldest first: it starts them in
+    /// that order, one each time a running one ends.
+    pub(super) queued: VecDeque<(JobId, Epoch, TaskId)>,
+    /// It may be sent tasks ahead (it said it queues them, and the coordinator's config allows).
+    pub(super) prefetch: bool,
     pub(super) last_seen: Instant,
     /// Units it failed, refused or cancelled since its last good result.
     pub(super) failures: u32,
@@ -39,10 +47,35 @@ impl Worker {
         self.slots.min(TRIAL_SLOTS << self.good.min(16))
     }
 
-    /// Tasks it could take now.
+    /// Slots idle now: tasks it could start at once. (Tasks are only sent ahead while none is
+    /// idle, and one of them starts whenever a running task ends, so a worker holding tasks
+    /// ahead runs as many as its capacity.)
     pub(super) fn free_slots(&self) -> usize {
         self.capacity().saturating_sub(self.outstanding.len())
     }
+
+    /// Assignments it is searching now (as far as the scheduler knows).
+    pub(super) fn running(&self) -> usize {
+        self.outstanding.len() - self.queued.len()
+    }
+
+    /// Tasks it could be sent ahead now: with no slot idle, up to one queued per slot, once it
+    /// has answered well and holds as many tasks as it has slots.
+    pub(super) fn room_ahead(&self) -> usize {
+        if self.prefetch && self.good > 0 && self.capacity() == self.slots && self.free_slots() == 0
+        {
+            self.slots.saturating_sub(self.queued.len())
+        } else {
+            0
+        }
+    }
+}
+
+/// A worker's key in [`FreeWorkers::ahead`](super::index::FreeWorkers), if it could be sent a
+/// task ahead: the most room first, then the lowest id.
+pub(super) fn ahead_key(id: WorkerId, w: &Worker) -> Option<(Reverse<usize>, WorkerId)> {
+    let room = w.room_ahead();
+    (room > 0).then_some((Reverse(room), id))
 }
 
 /// A worker's key in [`Scheduler::free`], if it has a free slot.
@@ -69,9 +102,10 @@ impl Scheduler {
     ) -> Option<R> {
         let w = self.workers.get_mut(&id)?;
         self.free.remove(id, w);
-        let before = w.outstanding.len();
+        let (running, ahead) = (w.running(), w.queued.len());
         let r = f(w);
-        self.busy_slots = self.busy_slots + w.outstanding.len() - before;
+        self.busy_slots = self.busy_slots + w.running() - running;
+        self.ahead_out = self.ahead_out + w.queued.len() - ahead;
         self.free.insert(id, w);
         Some(r)
     }
@@ -85,14 +119,19 @@ impl Scheduler {
         self.total_slots
     }
 
-    /// Assignments out on workers.
+    /// Assignments running on workers (not those sent ahead and not started).
     pub fn busy_slots(&self) -> usize {
         self.busy_slots
     }
 
-    /// Assignments out on worker `id` (0 for a worker it does not know).
+    /// Assignments running on worker `id` (0 for a worker it does not know).
     pub fn busy_slots_of(&self, id: WorkerId) -> usize {
-        self.workers.get(&id).map_or(0, |w| w.outstanding.len())
+        self.workers.get(&id).map_or(0, Worker::running)
+    }
+
+    /// Assignments sent ahead to workers and not started, over all workers.
+    pub fn queued_ahead(&self) -> usize {
+        self.ahead_out
     }
 
     /// The shapes some connected worker holds pattern databases for.
@@ -136,8 +175,10 @@ impl Scheduler {
         self.remove_worker_entry(id);
         let worker = Worker {
             slots: slots.max(1),
+            prefetch: self.config.prefetch && capabilities.prefetch,
             capabilities,
             outstanding: HashSet::new(),
+            queued: VecDeque::new(),
             last_seen: now,
             failures: 0,
             good: 0,
@@ -190,7 +231,9 @@ impl Scheduler {
                 && let TaskState::Running { worker, asked_back } = task.state
                 && worker == id
             {
-                if asked_back {
+                if asked_back && task.queued {
+                    self.revoking -= 1;
+                } else if asked_back {
                     self.asked_out -= 1;
                 }
                 task.state = TaskState::Pending;
@@ -213,7 +256,8 @@ impl Scheduler {
         let worker = self.workers.remove(&id)?;
         self.free.remove(id, &worker);
         self.total_slots -= worker.slots;
-        self.busy_slots -= worker.outstanding.len();
+        self.busy_slots -= worker.running();
+        self.ahead_out -= worker.queued.len();
         for &shape in &worker.capabilities.pdb_shapes {
             self.count_tables(shape, false);
         }

@@ -171,6 +171,9 @@ pub enum Report {
     Failed(String),
     /// The worker cannot search the unit's heuristic for its shape (no pattern databases).
     Unsupported(String),
+    /// Asked back before it started (it was queued on the worker behind busy slots, see
+    /// [`SchedulerConfig::prefetch`](super::SchedulerConfig::prefetch)): nothing was searched.
+    NotStarted,
 }
 
 /// A worker's result for one assignment.

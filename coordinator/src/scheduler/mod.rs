@@ -58,6 +58,12 @@
 //!   duplicated or out-of-order results are recognised and dropped.
 //! - **Leases.** A worker silent for longer than the lease timeout is dropped; its tasks go back
 //!   to the queue. So do the tasks of a worker that disconnects.
+//! - **Tasks ahead** ([`SchedulerConfig::prefetch`]). A trusted worker that says it queues them
+//!   holds up to one task per slot besides those running, sent only when no slot anywhere is
+//!   free; it starts one whenever a running task ends (the scheduler then counts it running).
+//!   When slots idle with nothing queued here, tasks ahead are taken back first (answered
+//!   [`Report::NotStarted`], requeued whole), before running tasks are asked back. They are
+//!   tagged, requeued with a lost worker, cancelled and counted like any task held.
 //! - **Cancel at once.** When a job is answered or cancelled, every worker holding one of its
 //!   tasks gets a cancel command in the same step.
 //! - **Capabilities.** A worker says in its hello which shapes it holds pattern databases for.
@@ -140,6 +146,13 @@ pub struct Scheduler {
     askable: BTreeSet<AskKey>,
     /// Those of them held by workers without a good result yet: all asked back at once.
     newcomer_tasks: BTreeSet<(JobId, TaskId, WorkerId)>,
+    /// As `askable`, for the tasks of the current epochs sent ahead and not started: taken back
+    /// first when slots idle.
+    ahead: BTreeSet<AskKey>,
+    /// Tasks sent ahead being taken back, not yet answered.
+    revoking: usize,
+    /// Assignments sent ahead and not started, over all workers.
+    ahead_out: usize,
     /// Per job, the workers holding one of its assignments (any epoch) and how many: who gets
     /// a cancel when it ends.
     holders: HashMap<JobId, BTreeMap<WorkerId, usize>>,
@@ -165,6 +178,9 @@ impl Scheduler {
             asked_out: 0,
             askable: BTreeSet::new(),
             newcomer_tasks: BTreeSet::new(),
+            ahead: BTreeSet::new(),
+            revoking: 0,
+            ahead_out: 0,
             holders: HashMap::new(),
             visits: Visits::default(),
             clock: None,
@@ -220,8 +236,9 @@ impl Scheduler {
             self.runnable.remove(&key);
         }
         self.visits.add(job.tasks.len());
-        let asked = job.asked_out();
+        let (asked, taken_back) = job.asked_out();
         self.asked_out -= asked;
+        self.revoking -= taken_back;
         self.totals.units_split += job.stats.splits as u64;
         self.totals.units_requeued += job.stats.requeued as u64;
         Some(job)
@@ -338,7 +355,8 @@ impl Scheduler {
     }
 
     /// A worker's result. Stale ones (finished job, old epoch, task not running on this worker)
-    /// only free the worker's slot.
+    /// only free the worker's slot. A result for a task that was running (not one sent ahead and
+    /// not started) means its worker has started the next task it holds ahead, if any.
     pub fn on_result(
         &mut self,
         worker: WorkerId,
@@ -349,13 +367,23 @@ impl Scheduler {
         let key = (result.job, result.epoch, result.task);
         let held = self.update_worker(worker, |w| {
             w.last_seen = now;
-            w.outstanding.remove(&key)
+            let held = w.outstanding.remove(&key);
+            let ahead = w.queued.iter().position(|&k| k == key);
+            let looked = ahead.map_or(w.queued.len(), |i| i + 1);
+            if let Some(i) = ahead {
+                w.queued.remove(i);
+            }
+            (held, ahead.is_some(), looked)
         });
         // Results of a worker already given up on are dropped: its tasks were requeued. So are
         // results for assignments it never held (or answered already): nothing of them, not
         // even their node counts, reaches a job or the totals.
-        if held != Some(true) {
+        let Some((true, ahead, looked)) = held else {
             return Vec::new();
+        };
+        self.visits.add(looked);
+        if !ahead {
+            self.start_next(worker);
         }
         self.release(result.job, worker);
         let mut commands = Vec::new();
@@ -370,6 +398,7 @@ impl Scheduler {
                 .map(|t| t.state);
             let current =
                 matches!(state, Some(TaskState::Running { worker: w, .. }) if w == worker);
+            let asked_back = matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker);
             if current {
                 // Answered: whatever the report, the task stops running here.
                 self.unindex_task(result.job, result.task);
@@ -377,10 +406,13 @@ impl Scheduler {
             let Some(job) = self.jobs.get_mut(&result.job) else {
                 return commands;
             };
-            if matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker)
-            {
+            if asked_back {
                 // It answered: no longer out as an ask.
-                self.asked_out -= 1;
+                if job.tasks[result.task.index()].queued {
+                    self.revoking -= 1;
+                } else {
+                    self.asked_out -= 1;
+                }
                 job.tasks[result.task.index()].state = TaskState::Running {
                     worker,
                     asked_back: false,
@@ -400,7 +432,7 @@ impl Scheduler {
             }
             if current {
                 let job = result.job;
-                commands.extend(self.apply(worker, result));
+                commands.extend(self.apply(worker, result, asked_back));
                 self.reindex(job);
             }
         } else {
@@ -410,11 +442,11 @@ impl Scheduler {
         commands
     }
 
-    /// A current result (its task running on this worker in the job's epoch): one function per
-    /// kind of report moves the task and the job along. An audit's result is judged against
-    /// the report it checks, unless it never ran (cancelled, failed, refused: requeued as any
-    /// other task).
-    fn apply(&mut self, worker: WorkerId, result: UnitResult) -> Vec<Command> {
+    /// A current result (its task running on this worker in the job's epoch, `asked_back` or
+    /// not): one function per kind of report moves the task and the job along. An audit's
+    /// result is judged against the report it checks, unless it never ran (cancelled, failed,
+    /// refused, not started: requeued as any other task).
+    fn apply(&mut self, worker: WorkerId, result: UnitResult, asked_back: bool) -> Vec<Command> {
         let scrutiny = self.scrutiny(worker, result.job, result.epoch, result.task);
         let Some(job) = self.jobs.get_mut(&result.job) else {
             return Vec::new();
@@ -423,7 +455,7 @@ impl Scheduler {
         let task = &job.tasks[result.task.index()];
         let ran = !matches!(
             result.report,
-            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_)
+            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) | Report::NotStarted
         );
         if let Some(audit) = task.audit
             && ran
@@ -439,6 +471,7 @@ impl Scheduler {
             iterations: result.iterations,
             iterate: task.iterate,
             scrutiny,
+            asked_back,
         };
         match result.report {
             Report::Found(suffix) => self.on_found(r, suffix),
@@ -452,6 +485,7 @@ impl Scheduler {
             Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) => {
                 self.on_failed(r, result.report)
             }
+            Report::NotStarted => self.on_not_started(r),
         }
     }
 
@@ -528,7 +562,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        let asked = job.asked_out();
+        let (asked, taken_back) = job.asked_out();
         job.auditing = None;
         job.claims.clear();
         job.probation_claims.clear();
@@ -542,6 +576,7 @@ impl Scheduler {
         job.stats.units += job.tasks.len();
         let progress = job.progress(false);
         self.asked_out -= asked;
+        self.revoking -= taken_back;
         self.reindex(job_id);
         vec![progress]
     }

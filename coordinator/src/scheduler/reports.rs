@@ -27,6 +27,8 @@ pub(super) struct Reported {
     pub(super) iterate: bool,
     /// Whether the report is checked by another worker.
     pub(super) scrutiny: Scrutiny,
+    /// The task had been asked back (or, sent ahead, taken back).
+    pub(super) asked_back: bool,
 }
 
 impl Scheduler {
@@ -167,6 +169,10 @@ impl Scheduler {
             if !audits.is_empty()
                 && let Some(job) = self.jobs.get_mut(&r.job)
             {
+                // Its tasks asked back are replaced: their answers will be stale.
+                let (asked, taken_back) = job.asked_out();
+                self.asked_out -= asked;
+                self.revoking -= taken_back;
                 job.reporters.insert(r.worker);
                 let bounds = job.stats.bounds.clone();
                 job.auditing = Some(Auditing::Answer { path, bounds });
@@ -345,6 +351,21 @@ impl Scheduler {
         }
         let ids = TaskId::range(first, job.tasks.len()).collect();
         job.push_next(ids);
+        Vec::new()
+    }
+
+    /// A task taken back before it started (sent ahead, not started): back to the queue, to go
+    /// out next, as if never sent; nothing searched, nothing claimed, no failure counted. Not
+    /// asked for, the report is a refusal like `Cancelled`.
+    pub(super) fn on_not_started(&mut self, r: Reported) -> Vec<Command> {
+        if !r.asked_back {
+            return self.on_failed(r, Report::NotStarted);
+        }
+        let Some(job) = self.jobs.get_mut(&r.job) else {
+            return Vec::new();
+        };
+        job.tasks[r.task.index()].state = TaskState::Pending;
+        job.queue.push(r.task);
         Vec::new()
     }
 

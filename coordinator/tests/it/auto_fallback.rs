@@ -27,6 +27,7 @@ async fn claim_and_refuse(
             version: "test".into(),
             heuristics: vec![v1::Heuristic::Pdb as i32],
             pattern_databases: vec![npuzzle_proto::pattern_database_to_wire(&partition)],
+            prefetch: false,
         },
     )
     .await;

@@ -22,6 +22,7 @@ mod idle_connections;
 mod overload;
 mod pattern_databases;
 mod persistent_cache;
+mod prefetch;
 mod reflection;
 mod rejoin_race;
 mod scheduler_scaling;

@@ -36,6 +36,12 @@ struct Sim {
     delivered: Vec<(WorkerId, UnitResult)>,
     /// Assignments asked back, with the node count to stop at.
     asked_back: HashMap<(JobId, u32, TaskId), u64>,
+    /// The slots of workers that queue tasks sent ahead (`Capabilities::prefetch`): the first
+    /// that many of their inbox are running, the rest wait, and are answered `NotStarted` when
+    /// asked back.
+    prefetchers: HashMap<WorkerId, usize>,
+    /// Tasks answered `NotStarted`, with their worker.
+    taken_back: Vec<(WorkerId, Assignment)>,
 }
 
 impl Sim {
@@ -52,6 +58,8 @@ impl Sim {
             progress: Vec::new(),
             delivered: Vec::new(),
             asked_back: HashMap::new(),
+            prefetchers: HashMap::new(),
+            taken_back: Vec::new(),
         }
     }
 
@@ -83,13 +91,34 @@ impl Sim {
                     }
                 }
                 Command::Yield {
+                    worker,
                     job,
                     epoch,
                     task,
                     after_nodes,
-                    ..
                 } => {
-                    self.asked_back.insert((job, epoch, task), after_nodes);
+                    // A prefetching worker answers at once for a task it has not started.
+                    let slots = self.prefetchers.get(&worker).copied();
+                    let queue = self.inbox.entry(worker).or_default();
+                    let waiting = queue
+                        .iter()
+                        .position(|a| (a.job, a.epoch, a.task) == (job, epoch, task))
+                        .filter(|&i| slots.is_some_and(|s| i >= s));
+                    if let Some(a) = waiting.and_then(|i| queue.remove(i)) {
+                        self.taken_back.push((worker, a));
+                        let r = UnitResult {
+                            job,
+                            epoch,
+                            task,
+                            report: Report::NotStarted,
+                            expanded: 0,
+                            iterations: Vec::new(),
+                        };
+                        let cmds = self.sched.on_result(worker, r, self.now);
+                        self.handle(cmds);
+                    } else {
+                        self.asked_back.insert((job, epoch, task), after_nodes);
+                    }
                 }
                 Command::Revoked { .. } => {}
                 Command::Disconnect { worker, .. } => {
@@ -124,6 +153,9 @@ impl Sim {
     ) {
         let id = id.into();
         self.inbox.entry(id).or_default();
+        if capabilities.prefetch {
+            self.prefetchers.insert(id, slots);
+        }
         let cmds = self.sched.add_worker(id, slots, capabilities, self.now);
         self.handle(cmds);
     }
@@ -290,6 +322,8 @@ fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> UnitRe
     }
 }
 
+mod prefetch;
+
 fn korf_goal() -> Goal {
     Goal::blank_first(Shape::new(4, 4).unwrap())
 }
@@ -312,6 +346,7 @@ fn pdb() -> PdbHeuristic {
 fn tables_for(shapes: &[Shape]) -> Capabilities {
     Capabilities {
         pdb_shapes: shapes.iter().copied().collect(),
+        ..Capabilities::default()
     }
 }
 

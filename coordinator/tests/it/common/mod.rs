@@ -51,6 +51,8 @@ pub fn hand_hello(name: &str, slots: u32) -> v1::Hello {
             v1::Heuristic::LinearConflict as i32,
         ],
         pattern_databases: vec![],
+        // Scripted: each unit is answered as the script says, none waits ahead.
+        prefetch: false,
     }
 }
 
