@@ -59,8 +59,8 @@
 //! - **Leases.** A worker silent for longer than the lease timeout is dropped; its tasks go back
 //!   to the queue. So do the tasks of a worker that disconnects.
 //! - **Tasks ahead** ([`SchedulerConfig::prefetch`]). A trusted worker that says it queues them
-//!   holds up to one task per slot besides those running, sent only when no slot anywhere is
-//!   free; it starts one whenever a running task ends (the scheduler then counts it running).
+//!   holds up to one task per slot besides those running, sent only once every free slot that
+//!   can search it is filled; it starts one whenever a running task ends (the scheduler then counts it running).
 //!   When slots idle with nothing queued here, tasks ahead are taken back first (answered
 //!   [`Report::NotStarted`], requeued whole), before running tasks are asked back. They are
 //!   tagged, requeued with a lost worker, cancelled and counted like any task held.
