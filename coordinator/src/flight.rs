@@ -279,6 +279,7 @@ impl Shared {
             root: board,
             units: frontier.units,
             whole: false,
+            resume: None,
         };
         self.distribute(flight, spec, heuristic, probe_nodes).await
     }

@@ -98,6 +98,9 @@ pub struct JobSpec {
     /// Search the root as one unit, bound after bound, on one slot, until it is found or asked
     /// back (see the scheduler's module notes).
     pub whole: bool,
+    /// Resume from this checkpoint instead of starting at the first bound (checked against
+    /// `root`; a checkpoint refused is logged and the job starts from its first bound).
+    pub resume: Option<Box<super::Checkpoint>>,
 }
 
 impl JobSpec {
@@ -123,6 +126,7 @@ impl JobSpec {
                 trail: Vec::new(),
             }],
             whole: true,
+            resume: None,
         }
     }
 }

@@ -13,6 +13,7 @@
 //! - `job.rs`: one job's units, tasks, queue and bounds.
 //! - `members.rs`: the workers, their leases, trust and free slots, and how one is dropped.
 //! - `audit.rs`: audits and probation.
+//! - `checkpoint.rs`: a job's proven progress saved as plain data, and a job resumed from it.
 //! - `reports.rs`: what each kind of report does to its job.
 //! - `dispatch.rs`: free slots paired with queued tasks, and running tasks asked back.
 //! - `index.rs`: what an event looks up instead of scanning the cluster (free workers, running
@@ -94,6 +95,7 @@
 
 mod admission;
 mod audit;
+mod checkpoint;
 mod config;
 mod dispatch;
 mod index;
@@ -108,6 +110,9 @@ use std::time::Instant;
 use npuzzle_solver::Shape;
 
 pub use admission::{Capabilities, HeuristicUnavailable, choose_heuristic};
+pub use checkpoint::{
+    BadCheckpoint, Checkpoint, RESTORED_REPORTER, SavedClaim, SavedTask, SavedUnit,
+};
 pub use config::{InvalidSchedulerConfig, SchedulerConfig};
 pub use messages::{
     Assignment, Command, DisconnectReason, Epoch, HandedBack, JobId, JobOutcome, JobSpec, JobStats,
@@ -274,14 +279,23 @@ impl Scheduler {
     /// A new job. A whole job ([`JobSpec::whole`]) starts as its root searched bound after bound
     /// from the coordinator's estimate; otherwise its units are searched from the least bound
     /// any of them admits.
-    pub fn submit(&mut self, spec: JobSpec) -> Vec<Command> {
+    pub fn submit(&mut self, mut spec: JobSpec) -> Vec<Command> {
+        if let Some(checkpoint) = spec.resume.take() {
+            match Job::restore(spec.clone(), &checkpoint, &self.config) {
+                Ok(job) => return self.insert_job(job),
+                Err(e) => tracing::warn!(
+                    job = spec.id.0,
+                    error = %e,
+                    "checkpoint refused; the job starts from its first bound"
+                ),
+            }
+        }
         let units: Vec<Unit> = spec
             .units
             .iter()
             .map(|w| Unit::new(w.clone(), &spec.solver, 0))
             .collect();
         let bound = units.iter().map(|u| u.f).min().unwrap_or(0);
-        let id = spec.id;
         let mut job = Job {
             stats: JobStats {
                 bounds: vec![bound],
@@ -307,13 +321,27 @@ impl Scheduler {
             lies_seen: 0,
         };
         job.start(&self.config, self.slots());
-        self.visits.add(job.units.len() + job.tasks.len());
         job.stats.units = job.tasks.len();
+        self.insert_job(job)
+    }
+
+    /// A job ready to run (its first tasks queued) joins the others.
+    fn insert_job(&mut self, job: Job) -> Vec<Command> {
+        let id = job.spec.id;
+        self.visits.add(job.units.len() + job.tasks.len());
         let mut commands = vec![job.progress(false)];
         self.jobs.insert(id, job);
         self.reindex(id);
         commands.extend(self.dispatch());
         commands
+    }
+
+    /// Job `id`'s proven progress, to resume it after a restart (see `checkpoint.rs`); `None`
+    /// for an unknown job, one searched whole, waiting for audits, or between bounds.
+    pub fn checkpoint(&self, id: JobId) -> Option<Checkpoint> {
+        let job = self.jobs.get(&id)?;
+        self.visits.add(job.tasks.len() + job.units.len());
+        job.checkpoint()
     }
 
     /// Stops a job (deadline, client gone). Returns its cancels and a `Finish` with the best
