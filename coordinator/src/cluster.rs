@@ -15,8 +15,8 @@ use tonic::Status;
 
 use crate::quarantine::{Origin, Quarantine};
 use crate::scheduler::{
-    Assignment, Capabilities, Command, DisconnectReason, JobId, JobOutcome, JobSpec, JobStats,
-    Scheduler, SchedulerConfig, UnitResult, WorkerId,
+    Assignment, Capabilities, Checkpoint, Command, DisconnectReason, JobId, JobOutcome, JobSpec,
+    JobStats, Scheduler, SchedulerConfig, UnitResult, WorkerId,
 };
 
 /// What a worker's outbound stream carries.
@@ -111,6 +111,10 @@ enum Event {
     Stats {
         reply: oneshot::Sender<ClusterStats>,
     },
+    Checkpoint {
+        job: JobId,
+        reply: oneshot::Sender<Option<Checkpoint>>,
+    },
     Workers {
         reply: oneshot::Sender<Vec<WorkerView>>,
     },
@@ -193,6 +197,13 @@ impl ClusterHandle {
         let (reply, rx) = oneshot::channel();
         let _ = self.tx.send(Event::Stats { reply });
         rx.await.unwrap_or_default()
+    }
+
+    /// Job `job`'s proven progress now (see [`Scheduler::checkpoint`]).
+    pub async fn checkpoint(&self, job: JobId) -> Option<Checkpoint> {
+        let (reply, rx) = oneshot::channel();
+        let _ = self.tx.send(Event::Checkpoint { job, reply });
+        rx.await.ok().flatten()
     }
 
     /// The workers connected now, in the order they joined.
@@ -336,6 +347,10 @@ impl Actor {
             Event::Cancel { job } => self.scheduler.cancel(job),
             Event::Stats { reply } => {
                 let _ = reply.send(self.stats());
+                Vec::new()
+            }
+            Event::Checkpoint { job, reply } => {
+                let _ = reply.send(self.scheduler.checkpoint(job));
                 Vec::new()
             }
             Event::Workers { reply } => {

@@ -18,7 +18,8 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 use npuzzle_solver::{
-    Board, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver, UnsupportedHeuristic,
+    Board, BoardKey, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver,
+    UnsupportedHeuristic,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -207,6 +208,17 @@ impl Shared {
         // probe with a node budget answers easy boards here, and the rest is cut into units
         // that wait for a worker.
         let exact = HeuristicKind::Exact.supports(board.shape());
+        // A detached job started again after a restart goes on from its checkpoint: its units
+        // and tasks wait for workers that can search them.
+        if let Ok(key) = BoardKey::new(&board, &goal)
+            && let Some(checkpoint) = self.take_resume(&key)
+        {
+            let mut spec = JobSpec::whole(flight.job, goal, heuristic, solver, board);
+            spec.whole = false;
+            spec.resume = Some(Box::new(checkpoint));
+            tracing::info!(%heuristic, "resumed from a checkpoint");
+            return self.distribute(flight, spec, heuristic, 0).await;
+        }
         if !exact
             && self
                 .cluster

@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::solve::{Begun, SolveError};
 use crate::state::Shared;
+use crate::store::JobChange;
 
 /// Jobs kept at most (running and finished): a client cannot make the coordinator hold more.
 pub const MAX_JOBS: usize = 10_000;
@@ -56,6 +58,24 @@ pub(crate) struct Job {
 }
 
 impl Job {
+    /// A running job for `request`, resumed `resumed` times so far.
+    fn new(id: &str, request: &v1::SolveRequest, resumed: u32) -> Job {
+        Job {
+            submitted: Instant::now(),
+            status: watch::Sender::new(v1::JobStatus {
+                id: id.to_string(),
+                state: v1::JobState::Running as i32,
+                board: request.board.clone(),
+                goal: request.goal.clone(),
+                heuristic: request.heuristic,
+                resumed,
+                ..Default::default()
+            }),
+            cancel: CancellationToken::new(),
+            finished: Mutex::new(None),
+        }
+    }
+
     /// Its state now (with its age).
     pub fn status(&self) -> v1::JobStatus {
         let mut status = self.status.borrow().clone();
@@ -160,6 +180,13 @@ fn parse_id(id: &str) -> Result<String, JobError> {
     }
 }
 
+/// A job started again from the store: the checkpoint to resume from (if one was accepted),
+/// and the times it has been resumed, this one included.
+pub(crate) struct Resume {
+    pub checkpoint: Option<crate::scheduler::Checkpoint>,
+    pub resumed: u32,
+}
+
 impl Shared {
     /// Submits `request` as a detached job for `client`, or joins the one kept for its puzzle
     /// (one that failed or was cancelled is submitted again). Refusals are `Solve`'s, checked
@@ -169,39 +196,88 @@ impl Shared {
         request: &v1::SolveRequest,
         client: Option<IpAddr>,
     ) -> Result<Arc<Job>, JobError> {
+        self.start_job(request, client, None).await
+    }
+
+    /// The jobs the store kept from before a restart (see `durable.rs`): each is listed as
+    /// running at once, and started again (from its checkpoint, if one was accepted) once a
+    /// worker has joined, so that its heuristic is settled from what the workers serve.
+    pub(crate) fn resume_jobs(self: &Arc<Self>, stored: Vec<crate::store::StoredJob>) {
+        let resumable = crate::durable::resumable(self, stored);
+        if resumable.is_empty() {
+            return;
+        }
+        for r in &resumable {
+            if let Ok(mut map) = self.jobs.map.lock() {
+                map.insert(
+                    r.id.clone(),
+                    Arc::new(Job::new(&r.id, &r.request, r.resumed)),
+                );
+            }
+        }
+        let shared = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut membership = shared.cluster.watch_membership();
+            while membership.borrow_and_update().workers == 0 {
+                tokio::select! {
+                    changed = membership.changed() => if changed.is_err() { return },
+                    _ = shared.draining.cancelled() => return,
+                }
+            }
+            for r in resumable {
+                tracing::info!(
+                    job = %r.id,
+                    resumed = r.resumed,
+                    bound = r.checkpoint.as_ref().map(|c| c.bound),
+                    "resuming a detached job"
+                );
+                let resume = Resume {
+                    checkpoint: r.checkpoint,
+                    resumed: r.resumed,
+                };
+                if let Err(e) = shared.start_job(&r.request, None, Some(resume)).await {
+                    tracing::warn!(job = %r.id, error = %e, "a detached job could not be resumed");
+                }
+            }
+        });
+    }
+
+    /// [`Shared::submit_job`], or with `resume` a job kept by the store (already listed by
+    /// [`Shared::resume_jobs`]) started again.
+    async fn start_job(
+        self: &Arc<Self>,
+        request: &v1::SolveRequest,
+        client: Option<IpAddr>,
+        resume: Option<Resume>,
+    ) -> Result<Arc<Job>, JobError> {
         let started = Instant::now();
         let puzzle = self.validate(request, None).map_err(SolveError::from)?;
         let id = job_id(&puzzle.key, request.heuristic);
+        let resumed = resume.as_ref().map_or(0, |r| r.resumed);
         let job = {
             let mut map = self.jobs.map.lock().map_err(|_| JobError::Full)?;
             Jobs::expire(&mut map, self.config.job_ttl);
-            if let Some(job) = map.get(&id) {
-                let state = job.status.borrow().state;
-                if state == v1::JobState::Running as i32 || state == v1::JobState::Done as i32 {
+            match map.get(&id) {
+                Some(job) if resume.is_some() => job.clone(),
+                Some(job)
+                    if [v1::JobState::Running, v1::JobState::Done]
+                        .map(|s| s as i32)
+                        .contains(&job.status.borrow().state) =>
+                {
                     return Ok(job.clone());
                 }
+                _ => {
+                    if map.len() >= MAX_JOBS
+                        && !map.contains_key(&id)
+                        && !Jobs::evict_oldest_finished(&mut map)
+                    {
+                        return Err(JobError::Full);
+                    }
+                    let job = Arc::new(Job::new(&id, request, resumed));
+                    map.insert(id.clone(), job.clone());
+                    job
+                }
             }
-            if map.len() >= MAX_JOBS
-                && !map.contains_key(&id)
-                && !Jobs::evict_oldest_finished(&mut map)
-            {
-                return Err(JobError::Full);
-            }
-            let job = Arc::new(Job {
-                submitted: started,
-                status: watch::Sender::new(v1::JobStatus {
-                    id: id.clone(),
-                    state: v1::JobState::Running as i32,
-                    board: request.board.clone(),
-                    goal: request.goal.clone(),
-                    heuristic: request.heuristic,
-                    ..Default::default()
-                }),
-                cancel: CancellationToken::new(),
-                finished: Mutex::new(None),
-            });
-            map.insert(id.clone(), job.clone());
-            job
         };
         let search = match self.begin(request, None, client, started).await {
             Ok(Begun::Searching(search)) => search.patient(),
@@ -210,6 +286,9 @@ impl Shared {
                     s.state = v1::JobState::Done as i32;
                     s.result = Some(response);
                 });
+                if resume.is_some() {
+                    self.save_job(JobChange::Ended { id });
+                }
                 return Ok(job);
             }
             Err(e) => {
@@ -219,13 +298,22 @@ impl Shared {
                 return Err(e.into());
             }
         };
+        self.save_job(JobChange::Request {
+            id: id.clone(),
+            record: crate::durable::request_record(&id, request, resumed),
+        });
+        if let Some(checkpoint) = resume.and_then(|r| r.checkpoint) {
+            self.resume_at(search.key(), checkpoint);
+        }
         tracing::info!(job = %id, "detached job submitted");
         let (shared, runner) = (self.clone(), job.clone());
         tokio::spawn(async move {
             let mut last = (0u32, false, Instant::now());
+            let flight = Arc::new(AtomicU64::new(0));
+            let joined = Arc::clone(&flight);
             let following = shared.follow(
                 &search,
-                |_| {},
+                |f| joined.store(f.job.0, Ordering::Relaxed),
                 |s| {
                     let changed = (s.bound, s.bound_finished) != (last.0, last.1);
                     if s.bound > 0 && (changed || last.2.elapsed() >= PROGRESS_EVERY) {
@@ -235,14 +323,31 @@ impl Shared {
                     }
                 },
             );
+            let status = runner.status.subscribe();
+            let checkpoints = Arc::clone(&shared).checkpoint_loop(
+                id.clone(),
+                move || flight.load(Ordering::Relaxed),
+                move || status.borrow().progress.as_ref().map_or(0, |p| p.bound),
+            );
             let answer = tokio::select! {
                 answer = following => answer,
                 _ = runner.cancel.cancelled() => {
                     runner.finish(|s| s.state = v1::JobState::Cancelled as i32);
-                    tracing::info!(job = %runner.status.borrow().id, "detached job cancelled");
+                    shared.save_job(JobChange::Ended { id: id.clone() });
+                    tracing::info!(job = %id, "detached job cancelled");
                     return;
                 }
+                () = checkpoints => return,
             };
+            // A job stopped by the coordinator's own shutdown stays in the store, to be
+            // resumed by the next one.
+            let stopping = matches!(
+                &answer,
+                Err(SolveError::Stopped { .. } | SolveError::ShuttingDown)
+            );
+            if !stopping {
+                shared.save_job(JobChange::Ended { id: id.clone() });
+            }
             runner.finish(|s| match answer {
                 Ok(response) => {
                     s.state = v1::JobState::Done as i32;

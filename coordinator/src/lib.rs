@@ -61,6 +61,7 @@ pub mod auth;
 pub mod cache;
 pub mod cluster;
 mod console;
+mod durable;
 mod flight;
 pub mod flights;
 mod handshake;
@@ -126,6 +127,10 @@ pub struct Config {
     /// A detached job (`SubmitJob`) is kept this long after it finished, for `GetJob`,
     /// `WatchJob` and the CLI's `wait` to read its answer.
     pub job_ttl: Duration,
+    /// A running detached job's progress is checkpointed to the store (with `cache_dir`) at
+    /// each new bound and at least this often within one; a restarted coordinator resumes it
+    /// from there.
+    pub checkpoint_every: Duration,
     /// How often leases are checked.
     pub tick: Duration,
     /// A `Join` stream whose hello has not come within this long is closed
@@ -190,6 +195,7 @@ impl Default for Config {
             max_searches_per_client: 1_000,
             unavailable_after: Duration::from_secs(10),
             job_ttl: Duration::from_secs(24 * 3600),
+            checkpoint_every: Duration::from_secs(30),
             tick: Duration::from_millis(500),
             hello_timeout: Duration::from_secs(10),
             max_workers: 1024,
@@ -356,7 +362,7 @@ pub async fn run(
     }
     // `stop` ends the server, the cluster actor and the metrics endpoint: `drain` after
     // `shutdown`, or when this function returns early.
-    let (cache, writer) = open_cache(&config).await?;
+    let (cache, writer, stored_jobs) = open_cache(&config).await?;
     let stop = CancellationToken::new();
     let _stop_on_return = stop.clone().drop_guard();
     let reflection = || {
@@ -422,6 +428,7 @@ pub async fn run(
     let shared = Arc::new(service::Shared::new(
         config, cache, writer, cluster, draining,
     ));
+    shared.resume_jobs(stored_jobs);
     let http_server = http_listener.map(|listener| {
         let router = http::router(Arc::clone(&shared), http_auth, stop.clone());
         let stop = stop.clone();
@@ -474,10 +481,13 @@ pub async fn run(
 
 /// The in-memory cache, filled from the store in [`Config::cache_dir`] if there is one, and the
 /// store's writer. A corrupt store is set aside (see [`store`]): logged, not an error.
-async fn open_cache(config: &Config) -> Result<(Cache, Option<store::Writer>), Error> {
+/// With the detached jobs the store kept, to resume.
+async fn open_cache(
+    config: &Config,
+) -> Result<(Cache, Option<store::Writer>, Vec<store::StoredJob>), Error> {
     let capacity = config.cache_capacity;
     let Some(dir) = config.cache_dir.clone() else {
-        return Ok((Cache::new(capacity), None));
+        return Ok((Cache::new(capacity), None, Vec::new()));
     };
     let started = Instant::now();
     let (cache, opened) = tokio::task::spawn_blocking(move || {
@@ -516,5 +526,5 @@ async fn open_cache(config: &Config) -> Result<(Cache, Option<store::Writer>), E
     .map_err(|e| Error::StoreWriter(std::io::Error::other(e)))??;
     ::metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(cache.len() as f64);
     let writer = store::Writer::spawn(opened.store).map_err(Error::StoreWriter)?;
-    Ok((cache, Some(writer)))
+    Ok((cache, Some(writer), opened.jobs))
 }

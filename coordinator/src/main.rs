@@ -72,6 +72,11 @@ struct Args {
     /// for GetJob, WatchJob and `npuzzle wait` to read its answer.
     #[arg(long, env = "NPUZZLE_JOB_TTL_SECS", default_value_t = Config::default().job_ttl.as_secs())]
     job_ttl_secs: u64,
+    /// With --cache-dir: a running detached job's progress is written to the store at each new
+    /// bound and at least this often (seconds) within one; after a restart (even kill -9) the
+    /// coordinator resumes it from there. 0: at each new bound only.
+    #[arg(long, env = "NPUZZLE_CHECKPOINT_SECS", default_value_t = Config::default().checkpoint_every.as_secs())]
+    checkpoint_secs: u64,
     /// TCP connections open at most, clients and workers together; past it a new connection is
     /// closed at once (and counted in npuzzle_coordinator_connections_refused_total). A
     /// connection that sends nothing within 10 s of connecting is closed too.
@@ -254,6 +259,7 @@ impl Args {
             max_searches: self.max_searches,
             max_searches_per_client: self.max_searches_per_client,
             job_ttl: Duration::from_secs(self.job_ttl_secs),
+            checkpoint_every: Duration::from_secs(self.checkpoint_secs),
             max_workers: self.max_workers,
             max_connections: self.max_connections,
             handshake_timeout: Duration::from_secs(self.handshake_secs),
@@ -343,6 +349,7 @@ mod tests {
                 config.max_searches_per_client.to_string(),
             ),
             ("job_ttl_secs", secs(config.job_ttl)),
+            ("checkpoint_secs", secs(config.checkpoint_every)),
             ("max_connections", config.max_connections.to_string()),
             ("handshake_secs", secs(config.handshake_timeout)),
             ("header_read_secs", secs(config.header_read_timeout)),

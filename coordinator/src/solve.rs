@@ -131,6 +131,11 @@ pub(crate) struct Search {
 }
 
 impl Search {
+    /// Its puzzle's key.
+    pub(crate) fn key(&self) -> BoardKey {
+        self.puzzle.key
+    }
+
     /// The same search, waiting for workers as long as it takes (see `jobs.rs`).
     pub(crate) fn patient(self) -> Search {
         Search {

@@ -42,6 +42,10 @@ pub struct Shared {
     pub(crate) recent: Recent,
     /// Detached jobs, running and recently finished.
     pub(crate) jobs: crate::jobs::Jobs,
+    /// Checkpoints to resume from, by puzzle: taken by the flight that searches it next.
+    resumes: std::sync::Mutex<
+        std::collections::HashMap<npuzzle_solver::BoardKey, crate::scheduler::Checkpoint>,
+    >,
 }
 
 impl Shared {
@@ -67,7 +71,28 @@ impl Shared {
             activity: Activity::default(),
             recent: Recent::default(),
             jobs: Default::default(),
+            resumes: Default::default(),
         }
+    }
+
+    /// The next search of puzzle `key` resumes from `checkpoint` (a detached job started
+    /// again after a restart).
+    pub(crate) fn resume_at(
+        &self,
+        key: npuzzle_solver::BoardKey,
+        checkpoint: crate::scheduler::Checkpoint,
+    ) {
+        if let Ok(mut resumes) = self.resumes.lock() {
+            resumes.insert(key, checkpoint);
+        }
+    }
+
+    /// The checkpoint the search of puzzle `key` resumes from, if there is one.
+    pub(crate) fn take_resume(
+        &self,
+        key: &npuzzle_solver::BoardKey,
+    ) -> Option<crate::scheduler::Checkpoint> {
+        self.resumes.lock().ok()?.remove(key)
     }
 
     /// Writes the answers queued for the store and closes it (blocks; once serving has ended).

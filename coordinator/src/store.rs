@@ -8,6 +8,10 @@
 //! - `answers`: an answer's key ([`encode_key`]: the board and the goal, byte by byte) → its
 //!   sequence number (8 bytes, little-endian) and its path (move letters, `UDLR`).
 //! - `order`: sequence number → key, oldest first: the pruning order.
+//! - `jobs`: a detached job's id → its request record, and `checkpoints`: a job's id → its
+//!   latest checkpoint record (both encoded and checked by `durable.rs`; the store keeps their
+//!   bytes). A job's entries are deleted when it ends. Tables added to format 1: an older
+//!   coordinator ignores them.
 //!
 //! What is stored is what the cache is given: one answer per solved request, not the suffixes
 //! (the cache derives those again when it is loaded). The store keeps at most `capacity`
@@ -47,6 +51,8 @@ const BATCH: usize = 1024;
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const ANSWERS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("answers");
 const ORDER: TableDefinition<u64, &[u8]> = TableDefinition::new("order");
+const JOBS: TableDefinition<&str, &[u8]> = TableDefinition::new("jobs");
+const CHECKPOINTS: TableDefinition<&str, &[u8]> = TableDefinition::new("checkpoints");
 const VERSION_KEY: &str = "format_version";
 
 /// Why the store cannot be used. A corrupt file is not one of these: it is set aside.
@@ -146,6 +152,15 @@ impl Answer {
     }
 }
 
+/// A detached job as the store keeps it: its id, its request record and its latest checkpoint
+/// record, as bytes (`durable.rs` decodes and checks them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredJob {
+    pub id: String,
+    pub request: Vec<u8>,
+    pub checkpoint: Option<Vec<u8>>,
+}
+
 /// An opened store and what [`Store::open`] found in it.
 pub struct Opened {
     pub store: Store,
@@ -158,6 +173,8 @@ pub struct Opened {
     pub dropped: usize,
     /// Where a corrupt file was moved, if one was.
     pub set_aside: Option<(PathBuf, String)>,
+    /// Detached jobs that had not ended, by id.
+    pub jobs: Vec<StoredJob>,
 }
 
 /// The store file, open. See the module documentation.
@@ -262,6 +279,7 @@ impl Store {
                 }
             }
         }
+        let jobs = if fresh { Vec::new() } else { read_jobs(&txn)? };
         drop(txn);
         answers.reverse();
         let next_seq = valid.first().map_or(0, |(seq, _)| seq + 1);
@@ -273,6 +291,8 @@ impl Store {
             meta.insert(VERSION_KEY, FORMAT_VERSION).map_err(redb_err)?;
             let mut stored = txn.open_table(ANSWERS).map_err(redb_err)?;
             let mut order = txn.open_table(ORDER).map_err(redb_err)?;
+            txn.open_table(JOBS).map_err(redb_err)?;
+            txn.open_table(CHECKPOINTS).map_err(redb_err)?;
             for key in &bad_keys {
                 stored.remove(key.as_slice()).map_err(redb_err)?;
             }
@@ -297,6 +317,7 @@ impl Store {
             valid,
             dropped,
             set_aside: None,
+            jobs,
         })
     }
 
@@ -339,6 +360,45 @@ impl Store {
         Ok(())
     }
 
+    /// Writes the changes to detached jobs' records in one transaction.
+    pub fn put_jobs(&mut self, changes: &[JobChange]) -> Result<(), StoreError> {
+        self.put_jobs_inner(changes)
+            .map_err(|source| StoreError::Redb {
+                file: self.file.clone(),
+                source: Box::new(source),
+            })
+    }
+
+    #[allow(clippy::result_large_err)]
+    fn put_jobs_inner(&mut self, changes: &[JobChange]) -> Result<(), redb::Error> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut jobs = txn.open_table(JOBS)?;
+            let mut checkpoints = txn.open_table(CHECKPOINTS)?;
+            for change in changes {
+                match change {
+                    JobChange::Request { id, record } => {
+                        jobs.insert(id.as_str(), record.as_slice())?;
+                        checkpoints.remove(id.as_str())?;
+                    }
+                    JobChange::Checkpoint { id, record } => {
+                        // Only for a job still kept: a checkpoint taken as its job ended
+                        // must not outlive it.
+                        if jobs.get(id.as_str())?.is_some() {
+                            checkpoints.insert(id.as_str(), record.as_slice())?;
+                        }
+                    }
+                    JobChange::Ended { id } => {
+                        jobs.remove(id.as_str())?;
+                        checkpoints.remove(id.as_str())?;
+                    }
+                }
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
     /// Answers stored now.
     pub fn len(&self) -> Result<u64, StoreError> {
         self.len_inner().map_err(|source| StoreError::Redb {
@@ -358,6 +418,39 @@ impl Store {
     }
 }
 
+/// Every job kept in the `jobs` table, with its checkpoint if it has one. A store of format 1
+/// written before jobs were kept has neither table.
+fn read_jobs(txn: &redb::ReadTransaction) -> Result<Vec<StoredJob>, Unusable> {
+    let jobs = match txn.open_table(JOBS) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(redb_err(e)),
+    };
+    let checkpoints = match txn.open_table(CHECKPOINTS) {
+        Ok(t) => Some(t),
+        Err(redb::TableError::TableDoesNotExist(_)) => None,
+        Err(e) => return Err(redb_err(e)),
+    };
+    let mut out = Vec::new();
+    for entry in jobs.iter().map_err(redb_err)? {
+        let (id, request) = entry.map_err(redb_err)?;
+        let id = id.value().to_string();
+        let checkpoint = match &checkpoints {
+            Some(t) => t
+                .get(id.as_str())
+                .map_err(redb_err)?
+                .map(|v| v.value().to_vec()),
+            None => None,
+        };
+        out.push(StoredJob {
+            request: request.value().to_vec(),
+            id,
+            checkpoint,
+        });
+    }
+    Ok(out)
+}
+
 /// Renames `file` to `file.corrupt-<unix ms>`.
 fn set_aside(file: &Path) -> Result<PathBuf, StoreError> {
     let millis = SystemTime::now()
@@ -373,8 +466,20 @@ fn set_aside(file: &Path) -> Result<PathBuf, StoreError> {
     Ok(aside)
 }
 
+/// A change to a detached job's records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobChange {
+    /// A job submitted (or resumed): its request record; any older checkpoint is dropped.
+    Request { id: String, record: Vec<u8> },
+    /// Its latest checkpoint record (ignored once the job has ended).
+    Checkpoint { id: String, record: Vec<u8> },
+    /// It ended (answered, failed or cancelled): both records go.
+    Ended { id: String },
+}
+
 enum Message {
     Put(Answer),
+    Job(JobChange),
     Close,
 }
 
@@ -415,6 +520,13 @@ impl Writer {
         }
     }
 
+    /// Queues a change to a detached job's records. Unlike answers, these wait for room (they
+    /// are few: a job's submission, its end, a checkpoint every few seconds): call it from a
+    /// blocking context or accept the wait. Returns whether it was queued.
+    pub fn save_job(&self, change: JobChange) -> bool {
+        self.sender.send(Message::Job(change)).is_ok()
+    }
+
     /// Answers not persisted so far.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
@@ -435,24 +547,35 @@ impl Writer {
 
 fn write_batches(mut store: Store, receiver: Receiver<Message>) {
     let mut batch = Vec::with_capacity(BATCH);
+    let mut jobs = Vec::new();
     let mut closing = false;
     while !closing {
-        match receiver.recv() {
-            Ok(Message::Put(answer)) => batch.push(answer),
-            Ok(Message::Close) | Err(_) => closing = true,
-        }
-        while !closing && batch.len() < BATCH {
-            match receiver.try_recv() {
-                Ok(Message::Put(answer)) => batch.push(answer),
-                Ok(Message::Close) => closing = true,
-                Err(_) => break,
+        let mut next = receiver.recv().ok();
+        while let Some(message) = next.take() {
+            match message {
+                Message::Put(answer) => batch.push(answer),
+                Message::Job(change) => jobs.push(change),
+                Message::Close => closing = true,
             }
+            if !closing && batch.len() < BATCH && jobs.len() < BATCH {
+                next = receiver.try_recv().ok();
+            }
+        }
+        if batch.is_empty() && jobs.is_empty() && !closing {
+            // The channel is closed: every sender is gone.
+            closing = true;
         }
         if !batch.is_empty() {
             if let Err(e) = store.put(&batch) {
                 tracing::warn!(error = %e, answers = batch.len(), "cannot write answers to the store");
             }
             batch.clear();
+        }
+        if !jobs.is_empty() {
+            if let Err(e) = store.put_jobs(&jobs) {
+                tracing::warn!(error = %e, changes = jobs.len(), "cannot write detached jobs' records to the store");
+            }
+            jobs.clear();
         }
     }
 }

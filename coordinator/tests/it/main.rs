@@ -19,6 +19,7 @@ mod hostile_requests;
 mod http_api;
 mod hung_worker;
 mod idle_connections;
+mod job_checkpoints;
 mod overload;
 mod pattern_databases;
 mod persistent_cache;
