@@ -8,7 +8,9 @@
 #   bench/checkpoint_restarts.sh PDB_DIR "TILES" "KILL_AT..." [CHECKPOINT_SECS]
 #   bench/checkpoint_restarts.sh /tmp/pdb "$(awk '$1==1 {$1=$2=""; print}' data/korf24_50.txt)" "20 45"
 #
-# Needs release binaries (cargo build --release --bins) and, for a 24-puzzle, the 5x5 tables
+# COORDINATOR_FLAGS adds flags to the coordinator (e.g. `--audit-fraction 0`: with the default
+# share, a resumed job audits the claims it restored, which a lone worker could not audit for
+# itself before the restart). Needs release binaries (cargo build --release --bins) and, for a 24-puzzle, the 5x5 tables
 # in PDB_DIR (npuzzle pdb build --size 5x5 --pdb-dir PDB_DIR).
 set -euo pipefail
 pdb_dir=$1
@@ -17,7 +19,7 @@ kill_at=$3
 checkpoint_secs=${4:-30}
 bin=${BIN:-target/release}
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
 tick=$(getconf CLK_TCK)
@@ -25,7 +27,7 @@ tick=$(getconf CLK_TCK)
 start_coordinator() {
     RUST_LOG=info,npuzzle_coordinator::durable=debug NO_COLOR=1 \
         "$bin/npuzzle-coordinator" --listen "127.0.0.1:$port" --cache-dir "$1" \
-        --checkpoint-secs "$checkpoint_secs" >>"$work/coordinator.log" 2>&1 &
+        --checkpoint-secs "$checkpoint_secs" ${COORDINATOR_FLAGS:-} >>"$work/coordinator.log" 2>&1 &
     coordinator=$!
 }
 

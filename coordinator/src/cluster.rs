@@ -115,6 +115,10 @@ enum Event {
         job: JobId,
         reply: oneshot::Sender<Option<Checkpoint>>,
     },
+    AskBack {
+        job: JobId,
+        older_than: Duration,
+    },
     Workers {
         reply: oneshot::Sender<Vec<WorkerView>>,
     },
@@ -197,6 +201,12 @@ impl ClusterHandle {
         let (reply, rx) = oneshot::channel();
         let _ = self.tx.send(Event::Stats { reply });
         rx.await.unwrap_or_default()
+    }
+
+    /// Asks job `job`'s tasks running for `older_than` or longer for the rest of their bound
+    /// (see [`Scheduler::ask_back_for_checkpoint`]).
+    pub fn ask_back_for_checkpoint(&self, job: JobId, older_than: Duration) {
+        let _ = self.tx.send(Event::AskBack { job, older_than });
     }
 
     /// Job `job`'s proven progress now (see [`Scheduler::checkpoint`]).
@@ -348,6 +358,9 @@ impl Actor {
             Event::Stats { reply } => {
                 let _ = reply.send(self.stats());
                 Vec::new()
+            }
+            Event::AskBack { job, older_than } => {
+                self.scheduler.ask_back_for_checkpoint(job, older_than, now)
             }
             Event::Checkpoint { job, reply } => {
                 let _ = reply.send(self.scheduler.checkpoint(job));

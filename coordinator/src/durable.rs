@@ -190,6 +190,9 @@ pub(crate) fn resumable(shared: &Shared, stored: Vec<StoredJob>) -> Vec<Resumabl
 
 /// How often a running job looks whether its bound changed (then it writes a checkpoint).
 const LOOK_EVERY: Duration = Duration::from_secs(1);
+/// How long tasks asked back before a checkpoint are given to answer (an honest worker stops
+/// within a few thousand nodes).
+const HAND_BACK_WAIT: Duration = Duration::from_millis(200);
 
 impl Shared {
     /// Queues a change to the jobs' records, if there is a store. A full queue drops it with a
@@ -221,10 +224,16 @@ impl Shared {
         loop {
             look.tick().await;
             let (job, now_bound) = (flight(), bound());
-            let due = !every.is_zero() && last.1.elapsed() >= every;
+            // Looked at once a second: due half a look early rather than half a look late.
+            let due = !every.is_zero() && last.1.elapsed() + LOOK_EVERY / 2 >= every;
             if job == 0 || now_bound == 0 || (now_bound == last.0 && !due) {
                 continue;
             }
+            // Tasks that have run long give back their rest first, so that a restart does not
+            // lose what they searched; the checkpoint is taken once they have answered.
+            self.cluster
+                .ask_back_for_checkpoint(JobId(job), every.max(LOOK_EVERY));
+            tokio::time::sleep(HAND_BACK_WAIT).await;
             let took = Instant::now();
             let Some(checkpoint) = self.cluster.checkpoint(JobId(job)).await else {
                 continue;

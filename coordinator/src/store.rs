@@ -659,6 +659,45 @@ mod tests {
     }
 
     #[test]
+    fn jobs_records_round_trip_and_go_when_their_job_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path(), 10).unwrap().store;
+        let change = |id: &str, kind: u8| {
+            let id = id.to_string();
+            let record = vec![kind; 3];
+            match kind {
+                0 => JobChange::Request { id, record },
+                1 => JobChange::Checkpoint { id, record },
+                _ => JobChange::Ended { id },
+            }
+        };
+        store
+            .put_jobs(&[
+                change("a", 0),
+                change("a", 1),
+                change("b", 0),
+                change("c", 1),
+            ])
+            .unwrap();
+        drop(store);
+        let opened = Store::open(dir.path(), 10).unwrap();
+        let mut jobs = opened.jobs.clone();
+        jobs.sort_by(|x, y| x.id.cmp(&y.id));
+        let job = |id: &str, checkpoint: Option<Vec<u8>>| StoredJob {
+            id: id.into(),
+            request: vec![0; 3],
+            checkpoint,
+        };
+        // A checkpoint of a job never submitted (or already ended) is not kept.
+        assert_eq!(jobs, vec![job("a", Some(vec![1; 3])), job("b", None)]);
+        let mut store = opened.store;
+        store.put_jobs(&[change("a", 2)]).unwrap();
+        drop(store);
+        let opened = Store::open(dir.path(), 10).unwrap();
+        assert_eq!(opened.jobs, vec![job("b", None)]);
+    }
+
+    #[test]
     fn a_store_of_another_version_is_set_aside() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(FILE_NAME);

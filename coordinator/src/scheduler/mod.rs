@@ -339,9 +339,22 @@ impl Scheduler {
     /// Job `id`'s proven progress, to resume it after a restart (see `checkpoint.rs`); `None`
     /// for an unknown job, one searched whole, waiting for audits, or between bounds.
     pub fn checkpoint(&self, id: JobId) -> Option<Checkpoint> {
-        let job = self.jobs.get(&id)?;
+        let Some(job) = self.jobs.get(&id) else {
+            tracing::debug!(job = id.0, "no checkpoint: no such job");
+            return None;
+        };
         self.visits.add(job.tasks.len() + job.units.len());
-        job.checkpoint()
+        let checkpoint = job.checkpoint();
+        if checkpoint.is_none() {
+            tracing::debug!(
+                job = id.0,
+                open = job.open,
+                auditing = job.auditing.is_some(),
+                tasks = job.tasks.len(),
+                "no checkpoint now"
+            );
+        }
+        checkpoint
     }
 
     /// Stops a job (deadline, client gone). Returns its cancels and a `Finish` with the best

@@ -1751,3 +1751,53 @@ fn claims_saved_in_a_checkpoint_are_audited_after_the_resume() {
         stats.audits
     );
 }
+
+#[test]
+fn before_a_checkpoint_long_running_tasks_give_back_their_rest() {
+    // Few units, never cut ahead: tasks large enough to stop part-way.
+    let mut sim = Sim::new(SchedulerConfig {
+        max_unit_share: 1.0,
+        ..SchedulerConfig::default()
+    });
+    sim.add_worker(1, 1);
+    let root = sim.submit(1, KORF_12, korf_goal(), 2);
+    // Into the last bound, whose tasks are large enough to stop part-way.
+    while !sim.progress.iter().any(|&(_, bound, _)| bound == 45) {
+        assert!(sim.step(1, false));
+    }
+    let asks = |cmds: &[Command]| {
+        cmds.iter()
+            .filter(|c| matches!(c, Command::Yield { after_nodes: 0, .. }))
+            .count()
+    };
+    // The running task has just started: nothing to ask yet.
+    let cmds = sim
+        .sched
+        .ask_back_for_checkpoint(JobId(1), Duration::from_secs(1), sim.now);
+    assert_eq!(asks(&cmds), 0, "{cmds:?}");
+    sim.now += Duration::from_secs(2);
+    let now = sim.now;
+    let cmds = sim
+        .sched
+        .ask_back_for_checkpoint(JobId(1), Duration::from_secs(1), now);
+    assert_eq!(asks(&cmds), 1, "{cmds:?}");
+    // Asked once only.
+    let again = sim
+        .sched
+        .ask_back_for_checkpoint(JobId(1), Duration::from_secs(1), now);
+    assert_eq!(asks(&again), 0, "{again:?}");
+    let before = sim.sched.checkpoint(JobId(1)).unwrap();
+    sim.handle(cmds);
+    assert!(sim.step(1, false));
+    // Its rest came back as pieces, saved in the next checkpoint as tasks still to search.
+    let (_, reported) = sim.delivered.last().unwrap();
+    assert!(
+        matches!(reported.report, Report::Split { .. }),
+        "{reported:?}"
+    );
+    let after = sim.sched.checkpoint(JobId(1)).unwrap();
+    assert!(after.pending.len() > before.pending.len());
+    assert!(after.nodes > before.nodes);
+    sim.run(&[(1, 1)], false);
+    check_optimal(&sim, 1, &root);
+}
