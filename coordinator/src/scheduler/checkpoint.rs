@@ -124,7 +124,7 @@ impl Scheduler {
     /// Before a checkpoint of job `id`: its tasks running for `older_than` or longer (by the
     /// time `now`) are asked for the rest of their bound at once, so that the checkpoint
     /// taken once they have answered keeps what they searched (a running task's work is lost
-    /// by a restart; a handed-back one's is not). Audits are left alone. A task searched whole
+    /// by a restart; a handed-back one's is not). Audits and tasks sent ahead are left alone. A task searched whole
     /// is asked too: the job is then cut, and can be checkpointed.
     pub fn ask_back_for_checkpoint(
         &mut self,
@@ -138,7 +138,8 @@ impl Scheduler {
         };
         self.visits.add(job.tasks.len());
         let old: Vec<(TaskId, WorkerId)> = (job.tasks.iter().enumerate())
-            .filter(|(_, t)| t.audit.is_none())
+            // Audits, and tasks sent ahead and not started (nothing searched to keep).
+            .filter(|(_, t)| t.audit.is_none() && !t.queued)
             .filter(|(_, t)| {
                 t.since
                     .is_some_and(|s| now.saturating_duration_since(s) >= older_than)
