@@ -11,7 +11,7 @@ use npuzzle_solver::{Move, WorkUnit};
 
 use super::job::{Job, Task, TaskState};
 use super::messages::{Command, DisconnectReason, Epoch, JobId, Report, TaskId, WorkerId};
-use super::{Scheduler, SchedulerConfig};
+use super::{RESTORED_REPORTER, Scheduler, SchedulerConfig};
 
 /// What an audit task checks: that `reporter`'s word holds, by searching under `bound`
 /// (which must find nothing).
@@ -214,9 +214,15 @@ impl Scheduler {
         let shape = job.spec.root.shape();
         // Once per reporter at a bound's end or an answer, not per event.
         self.visits.add(self.workers.len());
-        self.workers.iter().any(|(&id, w)| {
+        // A claim restored from a checkpoint names no live worker, and its reporter may well
+        // be connected again (a worker rejoins a restarted coordinator as a new member): it is
+        // audited only where two workers could search it, so that a lone worker is not made to
+        // check its own reports, which it could not before the restart either.
+        let needed = if reporter == RESTORED_REPORTER { 2 } else { 1 };
+        let able = self.workers.iter().filter(|&(&id, w)| {
             id != reporter && w.good > 0 && w.capabilities.can_search(job.spec.heuristic, shape)
-        })
+        });
+        able.take(needed).count() == needed
     }
 
     /// The result of an audit task: nothing found under its bound confirms the report; a path

@@ -1801,3 +1801,29 @@ fn before_a_checkpoint_long_running_tasks_give_back_their_rest() {
     sim.run(&[(1, 1)], false);
     check_optimal(&sim, 1, &root);
 }
+
+#[test]
+fn a_lone_worker_is_not_made_to_audit_the_probation_claims_it_restored() {
+    // Audits on, so the one worker's reports are all kept for its probation.
+    let config = SchedulerConfig {
+        audit_fraction: 0.01,
+        ..SchedulerConfig::default()
+    };
+    let (_, _, checkpoint) = interrupted_at(0.7, config.clone());
+    assert!(!checkpoint.deferred.is_empty(), "{checkpoint:?}");
+    let root = Board::parse(KORF_12, None).unwrap();
+    let mut alone = Sim::new(config.clone());
+    alone.add_worker(3, 1);
+    alone.submit_resumed(1, KORF_12, checkpoint.clone());
+    alone.run(&[(3, 1)], false);
+    check_optimal(&alone, 1, &root);
+    assert_eq!(alone.finished[0].2.audits, 0);
+    // Where another worker could search them, they are audited before the answer.
+    let mut two = Sim::new(config);
+    two.add_worker(3, 1);
+    two.add_worker(4, 1);
+    two.submit_resumed(1, KORF_12, checkpoint);
+    two.run(&[(3, 1), (4, 1)], false);
+    check_optimal(&two, 1, &root);
+    assert!(two.finished[0].2.audits > 0);
+}
