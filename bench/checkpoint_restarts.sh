@@ -8,9 +8,8 @@
 #   bench/checkpoint_restarts.sh PDB_DIR "TILES" "KILL_AT..." [CHECKPOINT_SECS]
 #   bench/checkpoint_restarts.sh /tmp/pdb "$(awk '$1==1 {$1=$2=""; print}' data/korf24_50.txt)" "20 45"
 #
-# COORDINATOR_FLAGS adds flags to the coordinator (e.g. `--audit-fraction 0`: with the default
-# share, a resumed job audits the claims it restored, which a lone worker could not audit for
-# itself before the restart). Needs release binaries (cargo build --release --bins) and, for a 24-puzzle, the 5x5 tables
+# COORDINATOR_FLAGS adds flags to the coordinator (e.g. `--audit-fraction 0`). Needs release
+# binaries (cargo build --release --bins) and, for a 24-puzzle, the 5x5 tables
 # in PDB_DIR (npuzzle pdb build --size 5x5 --pdb-dir PDB_DIR).
 set -euo pipefail
 pdb_dir=$1
