@@ -287,6 +287,36 @@ impl Holding {
         self.jobs.values().map(|(_, n)| *n).sum()
     }
 
+    /// Holds assignment `a` (a coordinator re-sending a unit still held replaces its flags)
+    /// and queues it on `pool`, to answer on `done`.
+    fn hold(
+        &mut self,
+        a: v1::Assignment,
+        pool: &Pool,
+        done: &mpsc::UnboundedSender<(u64, v1::UnitResult)>,
+    ) {
+        let entry = self
+            .jobs
+            .entry(a.job)
+            .or_insert_with(|| (Arc::new(AtomicBool::new(false)), 0));
+        entry.1 += 1;
+        let cancel = Arc::clone(&entry.0);
+        let held = Held {
+            hand_back: Arc::new(AtomicU64::new(u64::MAX)),
+            start: Start::default(),
+        };
+        let task = Task {
+            cancel,
+            hand_back: Arc::clone(&held.hand_back),
+            start: held.start.clone(),
+            done: done.clone(),
+            assignment: a,
+        };
+        let a = &task.assignment;
+        self.units.insert((a.job, a.epoch, a.unit), held);
+        pool.submit(task);
+    }
+
     /// Unit (`job`, `result`'s epoch and unit) is answered: forgotten, and its result goes out.
     fn answer(
         &mut self,
@@ -405,26 +435,7 @@ async fn session(
             message = inbound.message() => match message {
                 Ok(Some(m)) => match m.message {
                     Some(v1::coordinator_message::Message::Assign(a)) => {
-                        let entry = holding
-                            .jobs
-                            .entry(a.job)
-                            .or_insert_with(|| (Arc::new(AtomicBool::new(false)), 0));
-                        entry.1 += 1;
-                        let cancel = Arc::clone(&entry.0);
-                        let held = Held {
-                            hand_back: Arc::new(AtomicU64::new(u64::MAX)),
-                            start: Start::default(),
-                        };
-                        let (hand_back, start) = (Arc::clone(&held.hand_back), held.start.clone());
-                        // A coordinator re-sending a unit still held replaces its flags.
-                        holding.units.insert((a.job, a.epoch, a.unit), held);
-                        pool.submit(Task {
-                            assignment: a,
-                            cancel,
-                            hand_back,
-                            done: done_tx.clone(),
-                            start,
-                        });
+                        holding.hold(a, pool, &done_tx);
                         metrics::busy(holding.held());
                     }
                     Some(v1::coordinator_message::Message::Cancel(c)) => {
@@ -492,25 +503,7 @@ mod tests {
         a: v1::Assignment,
         done: &mpsc::UnboundedSender<(u64, v1::UnitResult)>,
     ) {
-        let entry = holding
-            .jobs
-            .entry(a.job)
-            .or_insert_with(|| (Arc::new(AtomicBool::new(false)), 0));
-        entry.1 += 1;
-        let cancel = Arc::clone(&entry.0);
-        let held = Held {
-            hand_back: Arc::new(AtomicU64::new(u64::MAX)),
-            start: Start::default(),
-        };
-        let task = Task {
-            cancel,
-            hand_back: Arc::clone(&held.hand_back),
-            start: held.start.clone(),
-            done: done.clone(),
-            assignment: a.clone(),
-        };
-        holding.units.insert((a.job, a.epoch, a.unit), held);
-        pool.submit(task);
+        holding.hold(a, pool, done);
     }
 
     fn status(message: Option<v1::WorkerMessage>) -> (u64, u32, v1::UnitStatus) {
