@@ -7,11 +7,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use npuzzle_proto::v1;
-use npuzzle_proto::v1::solver_client::SolverClient;
 use tokio_util::sync::CancellationToken;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
+
+use crate::common::{connect, free_port};
 
 struct Coordinator(Child);
 
@@ -20,24 +21,6 @@ impl Drop for Coordinator {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn connect(url: &str) -> SolverClient<tonic::transport::Channel> {
-    for _ in 0..200 {
-        if let Ok(c) = SolverClient::connect(url.to_string()).await {
-            return c;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the coordinator did not start");
 }
 
 /// Korf #14 (59 moves) with Manhattan distance: hundreds of millions of nodes, far longer

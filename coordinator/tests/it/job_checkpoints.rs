@@ -9,10 +9,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use npuzzle_proto::v1;
-use npuzzle_proto::v1::solver_client::SolverClient;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::replays_to_blank_first;
+use crate::common::{connect, free_port, replays_to_blank_first};
 
 struct Coordinator(Child);
 
@@ -63,28 +62,6 @@ impl Drop for Coordinator {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn connect(url: &str) -> SolverClient<tonic::transport::Channel> {
-    let started = Instant::now();
-    loop {
-        if let Ok(c) = SolverClient::connect(url.to_string()).await {
-            return c;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the coordinator did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 
@@ -186,25 +163,61 @@ fn log_text(log: &Path) -> String {
     std::fs::read_to_string(log).unwrap_or_default()
 }
 
+/// A coordinator on a fresh store, KF #88 submitted to it as a detached job, and a worker.
+struct Submitted {
+    _dir: tempfile::TempDir,
+    log: PathBuf,
+    store: PathBuf,
+    port: u16,
+    url: String,
+    id: String,
+    coordinator: Coordinator,
+    _stop: tokio_util::sync::DropGuard,
+}
+
+impl Submitted {
+    async fn start() -> Submitted {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("coordinator.log");
+        let store = dir.path().join("store");
+        let port = free_port();
+        let url = format!("http://127.0.0.1:{port}");
+        let stop = CancellationToken::new();
+        let coordinator = Coordinator::start(port, &store, &log);
+        let id = connect(&url)
+            .await
+            .submit_job(request())
+            .await
+            .unwrap()
+            .into_inner()
+            .id;
+        worker(&url, &stop);
+        Submitted {
+            _dir: dir,
+            log,
+            store,
+            port,
+            url,
+            id,
+            coordinator,
+            _stop: stop.drop_guard(),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_detached_job_survives_two_kill_9s_of_its_coordinator_and_ends_optimal() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("coordinator.log");
-    let store = dir.path().join("store");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let stop = CancellationToken::new();
-    let _stop = stop.clone().drop_guard();
-
-    let coordinator = Coordinator::start(port, &store, &log);
-    let id = connect(&url)
-        .await
-        .submit_job(request())
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
-    worker(&url, &stop);
+    // `_dir` and `_stop` hold the store and the worker to the test's end.
+    let Submitted {
+        _dir,
+        log,
+        store,
+        port,
+        url,
+        id,
+        coordinator,
+        _stop,
+    } = Submitted::start().await;
     let mut coordinator = Some(coordinator);
     for kill in 1..=2u32 {
         assert!(
@@ -247,23 +260,17 @@ fn flip_checkpoint_bytes(file: &PathBuf) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupt_checkpoint_is_refused_and_the_job_starts_again_optimal() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("coordinator.log");
-    let store = dir.path().join("store");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let stop = CancellationToken::new();
-    let _stop = stop.clone().drop_guard();
-
-    let coordinator = Coordinator::start(port, &store, &log);
-    let id = connect(&url)
-        .await
-        .submit_job(request())
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
-    worker(&url, &stop);
+    // `_dir` and `_stop` hold the store and the worker to the test's end.
+    let Submitted {
+        _dir,
+        log,
+        store,
+        port,
+        url,
+        id,
+        coordinator,
+        _stop,
+    } = Submitted::start().await;
     assert!(
         progressed(&url, &id).await,
         "the job ended first: {}",

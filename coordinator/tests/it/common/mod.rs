@@ -96,3 +96,31 @@ pub async fn join_with_hello(
     cluster.wait_for_workers(before + 1).await;
     (tx, inbound)
 }
+
+/// A TCP port free on loopback now, for a coordinator process to listen on.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A client of the coordinator at `url`, once it accepts connections (within 30 s).
+pub async fn connect(
+    url: &str,
+) -> npuzzle_proto::v1::solver_client::SolverClient<tonic::transport::Channel> {
+    let started = std::time::Instant::now();
+    loop {
+        if let Ok(c) =
+            npuzzle_proto::v1::solver_client::SolverClient::connect(url.to_string()).await
+        {
+            return c;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the coordinator did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+}
