@@ -177,7 +177,7 @@ pub(crate) fn resumable(shared: &Shared, stored: Vec<StoredJob>) -> Vec<Resumabl
             }
             None => None,
         };
-        let resumed = resumed + u32::from(checkpoint.is_some());
+        let resumed = resumed.saturating_add(u32::from(checkpoint.is_some()));
         out.push(Resumable {
             id: job.id,
             request,
@@ -202,7 +202,9 @@ impl Shared {
         if let Some(store) = &self.store
             && !store.save_job(change)
         {
-            tracing::warn!("the store's queue is full: a detached job's record was not written");
+            tracing::warn!(
+                "the store's queue is full (or its writer stopped): a detached job's record was not written"
+            );
         }
     }
 

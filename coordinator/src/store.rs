@@ -520,11 +520,10 @@ impl Writer {
         }
     }
 
-    /// Queues a change to a detached job's records. Unlike answers, these wait for room (they
-    /// are few: a job's submission, its end, a checkpoint every few seconds): call it from a
-    /// blocking context or accept the wait. Returns whether it was queued.
+    /// Queues a change to a detached job's records; never waits (it is called from async
+    /// tasks). Returns whether it was queued: not when the queue is full or the writer stopped.
     pub fn save_job(&self, change: JobChange) -> bool {
-        self.sender.send(Message::Job(change)).is_ok()
+        self.sender.try_send(Message::Job(change)).is_ok()
     }
 
     /// Answers not persisted so far.
