@@ -142,7 +142,7 @@ pub fn table<W: Write>(
     if !json {
         writeln!(
             out,
-            "{} trace(s), {} serial nodes; latency {:.3} ms one way, {} slot(s) per worker, {} job(s) in flight; coordinator cost {}; prefetch {}",
+            "{} trace(s), {} serial nodes; latency {:.3} ms one way, {} slot(s) per worker, {} job(s) in flight; coordinator cost {}; prefetch {}; async bounds {}",
             traces.len(),
             serial,
             config.latency.as_secs_f64() * 1e3,
@@ -150,6 +150,11 @@ pub fn table<W: Write>(
             config.jobs_in_flight,
             config.coordinator_cost,
             if config.scheduler.prefetch {
+                "on"
+            } else {
+                "off"
+            },
+            if config.scheduler.async_bounds {
                 "on"
             } else {
                 "off"

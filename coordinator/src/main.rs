@@ -138,6 +138,18 @@ struct Args {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     prefetch: bool,
+    /// Let a unit that has exhausted the job's bound go on to the next bound at once, on search
+    /// threads that would otherwise idle in the bound's tail (AIDA*'s asynchronous iterations,
+    /// one bound ahead); a path found there is returned once every unit has exhausted the bound
+    /// below it. `false`: every unit waits for the bound's last one (a barrier per bound).
+    #[arg(
+        long,
+        env = "NPUZZLE_ASYNC_BOUNDS",
+        default_value_t = SchedulerConfig::default().async_bounds,
+        action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    async_bounds: bool,
     /// Seconds of silence after which a worker is dropped and its units go to other workers.
     #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = SchedulerConfig::default().lease_timeout.as_secs())]
     lease_secs: u64,
@@ -270,6 +282,7 @@ impl Args {
                 node_budget: self.unit_budget,
                 hand_back_after: self.hand_back_after,
                 prefetch: self.prefetch,
+                async_bounds: self.async_bounds,
                 audit_fraction: self.audit_fraction,
                 probation: self.probation,
                 // Which reports are audited must not be predictable by a worker.
@@ -366,6 +379,7 @@ mod tests {
             ("unit_budget", scheduler.node_budget.to_string()),
             ("hand_back_after", scheduler.hand_back_after.to_string()),
             ("prefetch", scheduler.prefetch.to_string()),
+            ("async_bounds", scheduler.async_bounds.to_string()),
             ("lease_secs", secs(scheduler.lease_timeout)),
             ("drain_secs", secs(config.drain)),
         ];

@@ -87,6 +87,16 @@ pub(crate) struct SimulateArgs {
         value_parser = boolish()
     )]
     prefetch: bool,
+    /// Let units that have exhausted a bound go on to the next one at once, one bound ahead
+    /// (the coordinator's `--async-bounds`); `false`: a barrier per bound.
+    #[arg(
+        long,
+        env = "NPUZZLE_SIM_ASYNC_BOUNDS",
+        default_value_t = SchedulerConfig::default().async_bounds,
+        action = clap::ArgAction::Set,
+        value_parser = boolish()
+    )]
+    async_bounds: bool,
     /// One JSON object per slot count.
     #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
@@ -166,6 +176,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         coordinator_cost: args.coordinator_cost.into(),
         scheduler: SchedulerConfig {
             prefetch: args.prefetch,
+            async_bounds: args.async_bounds,
             ..SchedulerConfig::default()
         },
         ..npuzzle_coordinator::sim::SimConfig::default()

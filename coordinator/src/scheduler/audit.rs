@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use npuzzle_solver::{Move, WorkUnit};
 
-use super::job::{Job, Task, TaskState};
+use super::job::{Job, Layer, Task, TaskState, Which};
 use super::messages::{Command, DisconnectReason, Epoch, JobId, Report, TaskId, WorkerId};
 use super::{RESTORED_REPORTER, Scheduler, SchedulerConfig};
 
@@ -88,11 +88,12 @@ impl Scrutiny {
 }
 
 impl Job {
-    /// Keeps the report on task `tid` by `reporter` for an audit under `bound` (`None`: one
-    /// below the next bound), if it is audited at all.
+    /// Keeps the report on task `tid` of layer `which` by `reporter` for an audit under
+    /// `bound` (`None`: one below the next bound), if it is audited at all.
     pub(super) fn claim(
         &mut self,
-        tid: usize,
+        which: Which,
+        tid: TaskId,
         reporter: WorkerId,
         bound: Option<u32>,
         scrutiny: Scrutiny,
@@ -101,40 +102,29 @@ impl Job {
         if !scrutiny.audited() {
             return;
         }
-        let task = &self.tasks[tid];
+        let everything = config.audit_fraction >= 1.0 || self.lies_seen > 0;
+        let Some(layer) = self.layer_mut(which) else {
+            return;
+        };
+        let Some(task) = layer.get(tid) else {
+            return;
+        };
         let claim = Claim {
             unit: task.unit,
             work: task.work.clone(),
             reporter,
             bound,
         };
-        self.keep_claim(claim, scrutiny.sampled, scrutiny.on_probation, config);
-    }
-
-    /// Keeps a report for an audit: a sampled one for the bound's end (at most
-    /// [`MAX_CLAIMS`] a bound unless every report is audited), one of a worker on probation
-    /// for the answer (at most one per task of the bound).
-    pub(super) fn keep_claim(
-        &mut self,
-        claim: Claim,
-        sampled: bool,
-        on_probation: bool,
-        config: &SchedulerConfig,
-    ) {
-        let room =
-            self.claims.len() < MAX_CLAIMS || config.audit_fraction >= 1.0 || self.lies_seen > 0;
-        if sampled && room {
-            self.claims.push(claim);
-        } else if on_probation {
-            self.probation_claims.push(claim);
-        }
+        layer.keep_claim(claim, scrutiny.sampled, scrutiny.on_probation, everything);
     }
 
     /// Replaces the bound's tasks by `audits`, each searched under its own bound by a worker
     /// other than its reporter, without a budget (never cut: a lie must be found whole).
     pub(super) fn start_audits(&mut self, audits: Vec<(usize, WorkUnit, AuditOf)>) {
-        self.epoch += 1;
-        self.tasks = audits
+        let epoch = self.new_epoch();
+        let bound = self.now.bound;
+        self.now = Layer::new(epoch, bound, self.now.slot);
+        let tasks = audits
             .into_iter()
             .map(|(unit, work, audit)| Task {
                 unbudgeted: true,
@@ -142,10 +132,29 @@ impl Job {
                 ..Task::new(unit, work, 0.0)
             })
             .collect();
-        self.queue = TaskId::range(0, self.tasks.len()).rev().collect();
-        self.open = self.tasks.len();
-        self.running = 0;
-        self.stats.audits += self.tasks.len();
+        let ids = self.add_tasks(Which::Now, tasks);
+        self.now.queue = ids.into_iter().rev().collect();
+        self.stats.audits += self.now.tasks.len();
+    }
+}
+
+impl Layer {
+    /// Keeps a report for an audit: a sampled one for the bound's end (at most
+    /// [`MAX_CLAIMS`] a bound unless `everything` is audited), one of a worker on probation
+    /// for the answer (at most one per task of the bound).
+    pub(super) fn keep_claim(
+        &mut self,
+        claim: Claim,
+        sampled: bool,
+        on_probation: bool,
+        everything: bool,
+    ) {
+        let room = self.claims.len() < MAX_CLAIMS || everything;
+        if sampled && room {
+            self.claims.push(claim);
+        } else if on_probation {
+            self.probation_claims.push(claim);
+        }
     }
 }
 
@@ -230,7 +239,7 @@ impl Scheduler {
     pub(super) fn apply_audit(
         &mut self,
         job_id: JobId,
-        tid: usize,
+        tid: TaskId,
         worker: WorkerId,
         audit: AuditOf,
         report: Report,
@@ -240,12 +249,14 @@ impl Scheduler {
         };
         match report {
             Report::Exhausted { .. } => {
-                job.tasks[tid].state = TaskState::Done;
-                job.open -= 1;
+                job.task_done(Which::Now, tid);
                 self.after_task(job_id)
             }
             Report::Found(suffix) => {
-                let mut path = job.tasks[tid].work.prefix.clone();
+                let Some(task) = job.now.get(tid) else {
+                    return Vec::new();
+                };
+                let mut path = task.work.prefix.clone();
                 path.extend(suffix);
                 if !job.reaches_goal(&path) || path.len() as u32 > audit.bound {
                     return self.forged(job_id, tid, worker, "an audit's path does not check out");
@@ -301,8 +312,8 @@ impl Scheduler {
             if job.auditing.is_none() {
                 continue;
             }
-            for &tid in &job.queue {
-                if let Some(audit) = job.tasks[tid.index()].audit
+            for &tid in &job.now.queue {
+                if let Some(audit) = job.now.tasks[tid.index()].audit
                     && !self.can_audit(job, audit.reporter)
                 {
                     released.push((job_id, tid));
@@ -327,14 +338,15 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        let task = &mut job.tasks[tid.index()];
+        let Some(task) = job.now.get(tid) else {
+            return Vec::new();
+        };
         match task.state {
-            TaskState::Pending => job.queue.retain(|&t| t != tid),
+            TaskState::Pending => job.now.queue.retain(|&t| t != tid),
             TaskState::Running { .. } => job.running -= 1,
             TaskState::Done => return Vec::new(),
         }
-        task.state = TaskState::Done;
-        job.open -= 1;
+        job.task_done(Which::Now, tid);
         let commands = self.after_task(job_id);
         self.reindex(job_id);
         commands

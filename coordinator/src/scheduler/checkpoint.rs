@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use npuzzle_solver::{WorkUnit, moves_to_string, parse_moves};
 
 use super::audit::Claim;
-use super::job::{Job, MAX_NEXT_BOUND, Task, TaskState, Unit, valid_next_bound};
+use super::job::{Job, MAX_NEXT_BOUND, Task, TaskState, Unit, Which, valid_next_bound};
 use super::messages::{JobSpec, JobStats, TaskId, WorkerId};
 use super::{Command, JobId, Scheduler, SchedulerConfig};
 
@@ -136,8 +136,8 @@ impl Scheduler {
         let Some(job) = self.jobs.get(&id) else {
             return Vec::new();
         };
-        self.visits.add(job.tasks.len());
-        let old: Vec<(TaskId, WorkerId)> = (job.tasks.iter().enumerate())
+        self.visits.add(job.now.tasks.len());
+        let old: Vec<(TaskId, WorkerId)> = (job.now.tasks.iter().enumerate())
             // Audits, and tasks sent ahead and not started (nothing searched to keep).
             .filter(|(_, t)| t.audit.is_none() && !t.queued)
             .filter(|(_, t)| {
@@ -148,7 +148,7 @@ impl Scheduler {
                 TaskState::Running {
                     worker,
                     asked_back: false,
-                } => Some((TaskId::at(i), worker)),
+                } => Some((job.now.id(i), worker)),
                 _ => None,
             })
             .collect();
@@ -162,17 +162,16 @@ impl Job {
     /// The job's proven progress now, or `None` while there is nothing to save beyond its
     /// request: searched whole on one slot, waiting for audits, or between bounds.
     pub(super) fn checkpoint(&self) -> Option<Checkpoint> {
-        let whole = self.tasks.iter().any(|t| t.iterate);
-        if whole || self.auditing.is_some() || self.open == 0 {
+        if self.is_whole() || self.auditing.is_some() || self.now.open == 0 {
             return None;
         }
         // A task done but held for an audit is not searched again: its claim is audited.
         let claims = || {
-            (self.claims.iter())
-                .chain(&self.probation_claims)
+            (self.now.claims.iter())
+                .chain(&self.now.probation_claims)
                 .chain(&self.deferred)
         };
-        let pending: Vec<&Task> = (self.tasks.iter())
+        let pending: Vec<&Task> = (self.now.tasks.iter())
             .filter(|t| t.state != TaskState::Done)
             .collect();
         // Units saved: the live ones and those a task or claim of the bound belongs to.
@@ -205,11 +204,11 @@ impl Job {
                 .collect()
         };
         Some(Checkpoint {
-            bound: self.bound,
+            bound: self.now.bound,
             bounds: self.stats.bounds.clone(),
             bound_nodes: self.bound_nodes.clone(),
             nodes: self.stats.nodes,
-            next_bound: self.next_bound,
+            next_bound: self.now.next_bound,
             pending: (pending.iter())
                 .map(|t| SavedTask {
                     unit: renumbered[t.unit],
@@ -217,8 +216,8 @@ impl Job {
                 })
                 .collect(),
             units,
-            claims: save_claims(&self.claims),
-            probation_claims: save_claims(&self.probation_claims),
+            claims: save_claims(&self.now.claims),
+            probation_claims: save_claims(&self.now.probation_claims),
             deferred: save_claims(&self.deferred),
             splits: self.stats.splits,
             lies_seen: self.lies_seen,
@@ -329,34 +328,24 @@ impl Job {
             bounds.push(cp.bound);
         }
         let open = tasks.len();
-        let mut job = Job {
-            stats: JobStats {
-                nodes: cp.nodes,
-                units: open,
-                splits: cp.splits,
-                bounds,
-                ..JobStats::default()
-            },
-            spec,
-            bound_nodes: cp.bound_nodes.clone(),
-            units,
-            tasks,
-            epoch: 0,
-            bound: cp.bound,
-            queue: Vec::new(),
-            running: 0,
-            open,
-            next_bound: cp.next_bound,
-            indexed: None,
-            floor,
-            claims,
-            probation_claims,
-            deferred,
-            auditing: None,
-            reporters: HashSet::from([RESTORED_REPORTER]),
-            lies_seen: cp.lies_seen,
+        let mut job = Job::with_units(spec, units, cp.bound);
+        job.stats = JobStats {
+            nodes: cp.nodes,
+            units: open,
+            splits: cp.splits,
+            bounds,
+            ..JobStats::default()
         };
-        job.push_next(TaskId::range(0, open).collect());
+        job.bound_nodes = cp.bound_nodes.clone();
+        job.now.next_bound = cp.next_bound;
+        job.now.claims = claims;
+        job.now.probation_claims = probation_claims;
+        job.floor = floor;
+        job.deferred = deferred;
+        job.reporters = HashSet::from([RESTORED_REPORTER]);
+        job.lies_seen = cp.lies_seen;
+        let ids = job.add_tasks(Which::Now, tasks);
+        job.now.push_next(ids);
         Ok(job)
     }
 }

@@ -65,6 +65,13 @@ pub struct SchedulerConfig {
     /// back first (the worker answers `NotStarted` at once), before any running task is asked
     /// back. Off: a worker holds at most one task per slot.
     pub prefetch: bool,
+    /// A unit that has exhausted the job's bound goes on to the next bound at once (AIDA*'s
+    /// asynchronous iterations, one bound ahead), on slots that would otherwise idle in the
+    /// bound's tail: its early tasks are handed out only while none of the bound's is queued,
+    /// and asked back after them. A path found early is returned once every unit has exhausted
+    /// the bound below it. Off: a barrier per bound (every unit waits for the bound's last
+    /// task).
+    pub async_bounds: bool,
 }
 
 impl Default for SchedulerConfig {
@@ -84,6 +91,7 @@ impl Default for SchedulerConfig {
             audit_seed: 0,
             probation: 1,
             prefetch: true,
+            async_bounds: true,
         }
     }
 }
@@ -97,7 +105,9 @@ pub enum InvalidSchedulerConfig {
     MaxUnitShare(f64),
     #[error("units are split into {0} parts: a split needs at least 2")]
     SplitParts(usize),
-    #[error("a job may hold {0} tasks: it needs at least 1 to be searched at all")]
+    #[error(
+        "a job may hold {0} tasks: it needs at least 1 to be searched at all, and at most 2^30"
+    )]
     MaxTasksPerJob(usize),
     #[error("the {0} is zero: every worker would be dropped at the first tick")]
     ZeroTimeout(&'static str),
@@ -126,7 +136,7 @@ impl SchedulerConfig {
         if self.split_parts < 2 {
             return Err(InvalidSchedulerConfig::SplitParts(self.split_parts));
         }
-        if self.max_tasks_per_job == 0 {
+        if self.max_tasks_per_job == 0 || self.max_tasks_per_job > 1 << 30 {
             return Err(InvalidSchedulerConfig::MaxTasksPerJob(
                 self.max_tasks_per_job,
             ));

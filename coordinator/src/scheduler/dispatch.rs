@@ -32,7 +32,7 @@ impl Scheduler {
                 self.visits.add(1);
                 let j = self.jobs.get(&jid)?;
                 // An audit never goes to the worker whose report it checks, nor to a newcomer.
-                let next = j.queue.last().and_then(|&t| j.tasks.get(t.index()))?;
+                let next = j.next_queued().and_then(|(_, t)| j.task(t))?;
                 let barred = next.audit.is_some_and(|a| a.reporter == wid || w.good == 0);
                 (!barred
                     && w.capabilities
@@ -51,10 +51,19 @@ impl Scheduler {
             let Some(job) = self.jobs.get_mut(&job_id) else {
                 break;
             };
-            let Some(tid) = job.queue.pop() else { break };
+            let Some((which, _)) = job.next_queued() else {
+                break;
+            };
+            let Some(layer) = job.layer_mut(which) else {
+                break;
+            };
+            let Some(tid) = layer.pop() else { break };
+            let (epoch, bound) = (layer.epoch, layer.bound);
             // No slot of its free: it queues the task and starts it when one frees.
             let ahead = self.workers.get(&wid).is_some_and(|w| w.free_slots() == 0);
-            let task = &mut job.tasks[tid.index()];
+            let Some(task) = layer.get_mut(tid) else {
+                break;
+            };
             task.state = TaskState::Running {
                 worker: wid,
                 asked_back: false,
@@ -62,21 +71,23 @@ impl Scheduler {
             task.queued = ahead;
             task.since = self.clock;
             task.asked_at = None;
+            let (work, audit, unbudgeted, iterate) =
+                (task.work.clone(), task.audit, task.unbudgeted, task.iterate);
             job.running += 1;
             let assignment = Assignment {
                 job: job.spec.id,
-                epoch: job.epoch,
+                epoch,
                 task: tid,
-                work: task.work.clone(),
+                work,
                 goal: job.spec.goal,
                 heuristic: job.spec.heuristic,
-                bound: task.audit.map_or(job.bound, |a| a.bound),
-                node_budget: if task.unbudgeted {
+                bound: audit.map_or(bound, |a| a.bound),
+                node_budget: if unbudgeted {
                     0
                 } else {
                     self.config.node_budget
                 },
-                iterate: task.iterate,
+                iterate,
             };
             let key = (assignment.job, assignment.epoch, tid);
             self.index_task(job_id, tid, wid);
@@ -140,14 +151,12 @@ impl Scheduler {
             .collect();
         let mut candidates: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
         if wanted > 0 {
-            for &(_, job_id, tid) in &self.askable {
+            for &(_, _, job_id, tid) in &self.askable {
                 self.visits.add(1);
                 let Some(job) = self.jobs.get(&job_id) else {
                     continue;
                 };
-                let Some(TaskState::Running { worker, .. }) =
-                    job.tasks.get(tid.index()).map(|t| t.state)
-                else {
+                let Some(TaskState::Running { worker, .. }) = job.task(tid).map(|t| t.state) else {
                     continue;
                 };
                 // A newcomer's tasks are asked above, whatever `wanted` says.
@@ -178,14 +187,12 @@ impl Scheduler {
             return Vec::new();
         }
         let mut picked: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
-        for &(_, job_id, tid) in &self.ahead {
+        for &(_, _, job_id, tid) in &self.ahead {
             self.visits.add(1);
             let Some(job) = self.jobs.get(&job_id) else {
                 continue;
             };
-            let Some(TaskState::Running { worker, .. }) =
-                job.tasks.get(tid.index()).map(|t| t.state)
-            else {
+            let Some(TaskState::Running { worker, .. }) = job.task(tid).map(|t| t.state) else {
                 continue;
             };
             if !self
@@ -218,13 +225,14 @@ impl Scheduler {
     ) -> Option<Command> {
         self.unindex_task(job_id, tid);
         let job = self.jobs.get_mut(&job_id)?;
-        let task = &mut job.tasks[tid.index()];
+        let epoch = job.layer(job.which_id(tid)?)?.epoch;
+        job.stats.yields += 1;
+        let task = job.task_mut(tid)?;
         task.state = TaskState::Running {
             worker,
             asked_back: true,
         };
         task.asked_at = self.clock;
-        job.stats.yields += 1;
         if task.queued {
             self.revoking += 1;
         } else {
@@ -233,7 +241,7 @@ impl Scheduler {
         Some(Command::Yield {
             worker,
             job: job_id,
-            epoch: job.epoch,
+            epoch,
             task: tid,
             after_nodes,
         })

@@ -25,7 +25,7 @@ use std::collections::{BTreeSet, HashMap};
 use npuzzle_solver::{HeuristicKind, Shape};
 
 use super::Scheduler;
-use super::job::TaskState;
+use super::job::{Task, TaskState, Which};
 use super::members::{FreeKey, Worker, ahead_key, free_key};
 use super::messages::{JobId, TaskId, WorkerId};
 
@@ -50,9 +50,20 @@ impl Ord for Size {
     }
 }
 
-/// A running task's place in `Scheduler::askable`: the largest predicted first, then the lowest
-/// job id, then the lowest task id (the order in which tasks are asked back).
-pub(super) type AskKey = (Reverse<Size>, JobId, TaskId);
+/// A running task's place in `Scheduler::askable`: the current bounds' tasks before those
+/// searched early (a job's next bound waits for the current one), then the largest predicted
+/// first, the lowest job id, the lowest task id (the order in which tasks are asked back).
+pub(super) type AskKey = (bool, Reverse<Size>, JobId, TaskId);
+
+/// Task `tid` of `job_id`'s place in the ask-back indexes.
+fn ask_key(job_id: JobId, which: Which, tid: TaskId, task: &Task) -> AskKey {
+    (
+        which == Which::Early,
+        Reverse(Size(task.predicted)),
+        job_id,
+        tid,
+    )
+}
 
 /// The workers with free slots.
 #[derive(Default)]
@@ -148,17 +159,16 @@ impl Scheduler {
     /// indexed to be asked back (to be taken back, if sent ahead and not started), unless it
     /// can never be (searched without a budget: audits, tasks that could not be cut).
     pub(super) fn index_task(&mut self, job_id: JobId, tid: TaskId, worker: WorkerId) {
-        let Some(task) = self
-            .jobs
-            .get(&job_id)
-            .and_then(|j| j.tasks.get(tid.index()))
-        else {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
+        let (Some(which), Some(task)) = (job.which_id(tid), job.task(tid)) else {
             return;
         };
         if task.unbudgeted {
             return;
         }
-        let key = (Reverse(Size(task.predicted)), job_id, tid);
+        let key = ask_key(job_id, which, tid, task);
         if task.queued {
             self.ahead.insert(key);
             return;
@@ -169,14 +179,13 @@ impl Scheduler {
         }
     }
 
-    /// Takes task `tid` of `job_id` (of the job's current epoch) out of the ask-back indexes, if
-    /// it is there. Call before its state changes.
+    /// Takes task `tid` of `job_id` out of the ask-back indexes, if it is there. Call before
+    /// its state changes.
     pub(super) fn unindex_task(&mut self, job_id: JobId, tid: TaskId) {
-        let Some(task) = self
-            .jobs
-            .get(&job_id)
-            .and_then(|j| j.tasks.get(tid.index()))
-        else {
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
+        let (Some(which), Some(task)) = (job.which_id(tid), job.task(tid)) else {
             return;
         };
         if let TaskState::Running {
@@ -184,32 +193,59 @@ impl Scheduler {
             asked_back: false,
         } = task.state
         {
-            let key = (Reverse(Size(task.predicted)), job_id, tid);
+            let key = ask_key(job_id, which, tid, task);
             self.askable.remove(&key);
             self.ahead.remove(&key);
             self.newcomer_tasks.remove(&(job_id, tid, worker));
         }
     }
 
-    /// Takes every task of `job_id`'s current epoch out of the ask-back indexes: call before its
+    /// Takes every task of `job_id`'s layers out of the ask-back indexes: call before its
     /// tasks are replaced (a new bound, audits, a restart) or it is retired. Costs the job's
     /// tasks, which the bound that made them paid for already.
     pub(super) fn unindex_job(&mut self, job_id: JobId) {
-        let Some(job) = self.jobs.get(&job_id) else {
+        self.unindex_layer(job_id, Which::Now);
+        self.unindex_layer(job_id, Which::Early);
+    }
+
+    /// As [`Scheduler::unindex_job`], for one layer.
+    pub(super) fn unindex_layer(&mut self, job_id: JobId, which: Which) {
+        let Some(layer) = self.jobs.get(&job_id).and_then(|j| j.layer(which)) else {
             return;
         };
-        self.visits.add(job.tasks.len());
-        for (i, task) in job.tasks.iter().enumerate() {
+        self.visits.add(layer.tasks.len());
+        for (i, task) in layer.tasks.iter().enumerate() {
             if let TaskState::Running {
                 worker,
                 asked_back: false,
             } = task.state
             {
-                let key = (Reverse(Size(task.predicted)), job_id, TaskId::at(i));
+                let key = ask_key(job_id, which, layer.id(i), task);
                 self.askable.remove(&key);
                 self.ahead.remove(&key);
-                self.newcomer_tasks.remove(&(job_id, key.2, worker));
+                self.newcomer_tasks.remove(&(job_id, key.3, worker));
             }
+        }
+    }
+
+    /// Indexes the running tasks of one of `job_id`'s layers (taken out by
+    /// [`Scheduler::unindex_layer`] while it changed).
+    pub(super) fn index_layer(&mut self, job_id: JobId, which: Which) {
+        let Some(layer) = self.jobs.get(&job_id).and_then(|j| j.layer(which)) else {
+            return;
+        };
+        self.visits.add(layer.tasks.len());
+        let running: Vec<(TaskId, WorkerId)> = (layer.tasks.iter().enumerate())
+            .filter_map(|(i, t)| match t.state {
+                TaskState::Running {
+                    worker,
+                    asked_back: false,
+                } => Some((layer.id(i), worker)),
+                _ => None,
+            })
+            .collect();
+        for (tid, worker) in running {
+            self.index_task(job_id, tid, worker);
         }
     }
 
@@ -233,26 +269,21 @@ impl Scheduler {
             return;
         };
         let current = self.jobs.get(&job_id).is_some_and(|j| {
-            j.epoch == epoch
-                && j.tasks.get(tid.index()).is_some_and(|t| {
-                    t.queued
-                        && t.state
-                            == TaskState::Running {
-                                worker,
-                                asked_back: false,
-                            }
-                })
+            j.task_at(epoch, tid).is_some_and(|t| {
+                t.queued
+                    && t.state
+                        == TaskState::Running {
+                            worker,
+                            asked_back: false,
+                        }
+            })
         });
         if !current {
             // Its job moved on or ended, or it is being taken back (its answer settles it).
             return;
         }
         self.unindex_task(job_id, tid);
-        if let Some(task) = self
-            .jobs
-            .get_mut(&job_id)
-            .and_then(|j| j.tasks.get_mut(tid.index()))
-        {
+        if let Some(task) = self.jobs.get_mut(&job_id).and_then(|j| j.task_mut(tid)) {
             task.queued = false;
             task.since = self.clock;
         }
@@ -319,10 +350,13 @@ impl Scheduler {
             );
             for &(job_id, epoch, tid) in &w.outstanding {
                 *holders.entry(job_id).or_default().entry(wid).or_default() += 1;
-                let Some(job) = self.jobs.get(&job_id).filter(|j| j.epoch == epoch) else {
+                let Some(job) = self.jobs.get(&job_id) else {
                     continue;
                 };
-                let task = &job.tasks[tid.index()];
+                let (Some(which), Some(task)) = (job.which(epoch, tid), job.task_at(epoch, tid))
+                else {
+                    continue;
+                };
                 let running = task.state
                     == (TaskState::Running {
                         worker: wid,
@@ -336,7 +370,7 @@ impl Scheduler {
                     );
                 }
                 if running && !task.unbudgeted {
-                    let key = (Reverse(Size(task.predicted)), job_id, tid);
+                    let key = ask_key(job_id, which, tid, task);
                     if task.queued {
                         ahead.insert(key);
                     } else {

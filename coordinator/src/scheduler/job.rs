@@ -1,10 +1,11 @@
 //! A job's books: its [`Unit`]s (subtrees searched again at every bound until they are cut),
-//! the [`Task`]s of the current bound (a unit, or a piece handed back from one), the queue and
-//! the barrier counts, and the rules for bounds (how far a job may move on, which next bound is
-//! honest). Everything here is about one job; who searches a task is decided in `dispatch.rs`,
-//! and what a report does to a job in `reports.rs`.
+//! the [`Task`]s of the current bound (a unit, or a piece handed back from one) and of the next
+//! bound, searched early ([`Layer`]s), their queues and the barrier counts, and the rules for bounds (how far a
+//! job may move on, which next bound is honest). Everything here is about one job; who searches
+//! a task is decided in `dispatch.rs`, and what a report does to a job in `reports.rs`.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::ops::Range;
 use std::time::Instant;
 
 use npuzzle_solver::{Move, Solver, WorkUnit};
@@ -58,6 +59,13 @@ pub(super) struct Unit {
     pub(super) nodes: u64,
     /// Cut into other units; no longer searched.
     pub(super) retired: bool,
+    /// Its tasks of the current bound not yet done: none left, it has exhausted the bound.
+    pub(super) open: u32,
+    /// Nodes at the next bound so far (searched early), and its early tasks not yet done.
+    pub(super) early_nodes: u64,
+    pub(super) early_open: u32,
+    /// It has been given early tasks (it went on to the next bound).
+    pub(super) early: bool,
 }
 
 /// One thing to search under the current bound: a unit, or a piece of one.
@@ -84,31 +92,155 @@ pub(super) struct Task {
     pub(super) queued: bool,
 }
 
+/// Which of a job's task lists: the current bound's, or the next bound's searched early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Which {
+    Now,
+    Early,
+}
+
+/// The tasks of one bound, with their queue and what they reported. A job has the current
+/// bound's (`now`) and, while units that have exhausted it go on, the next bound's (`early`).
+pub(super) struct Layer {
+    /// Tags its tasks' assignments: results of other epochs are stale.
+    pub(super) epoch: Epoch,
+    pub(super) bound: u32,
+    /// 0 or 1, in its task ids ([`TaskId::slot`]): the two layers of a job never share one, so
+    /// that a task id names one task of the job.
+    pub(super) slot: u32,
+    pub(super) tasks: Vec<Task>,
+    /// Pending tasks, the one to hand out next at the end.
+    pub(super) queue: VecDeque<TaskId>,
+    /// Pending tasks handed out after those of `queue`, in depth-first order: the units that
+    /// went on early, as they finished the bound before (the serial search's order, in which
+    /// the last bound finds its answer soonest, whatever order they finish in).
+    pub(super) ordered: BTreeSet<(Vec<u8>, TaskId)>,
+    /// Tasks not yet done.
+    pub(super) open: usize,
+    /// The least next bound reported.
+    pub(super) next_bound: u32,
+    /// Reports picked for an audit.
+    pub(super) claims: Vec<Claim>,
+    /// Reports by workers on probation, not sampled: at the bound's end they become the job's
+    /// `deferred`, replacing the previous bound's.
+    pub(super) probation_claims: Vec<Claim>,
+}
+
+impl Layer {
+    pub(super) fn new(epoch: Epoch, bound: u32, slot: u32) -> Layer {
+        Layer {
+            epoch,
+            bound,
+            slot,
+            tasks: Vec::new(),
+            queue: VecDeque::new(),
+            ordered: BTreeSet::new(),
+            open: 0,
+            next_bound: u32::MAX,
+            claims: Vec::new(),
+            probation_claims: Vec::new(),
+        }
+    }
+
+    pub(super) fn id(&self, index: usize) -> TaskId {
+        TaskId::new(self.slot, index)
+    }
+
+    pub(super) fn ids(&self, range: Range<usize>) -> impl DoubleEndedIterator<Item = TaskId> {
+        let slot = self.slot;
+        range.map(move |i| TaskId::new(slot, i))
+    }
+
+    /// Its task `tid`, if the id is one of its own.
+    pub(super) fn get(&self, tid: TaskId) -> Option<&Task> {
+        (tid.slot() == self.slot)
+            .then(|| self.tasks.get(tid.index()))
+            .flatten()
+    }
+
+    pub(super) fn get_mut(&mut self, tid: TaskId) -> Option<&mut Task> {
+        if tid.slot() != self.slot {
+            return None;
+        }
+        self.tasks.get_mut(tid.index())
+    }
+
+    /// Its running tasks asked back and not yet answered, and its tasks sent ahead being taken
+    /// back (see [`Job::asked_out`]).
+    pub(super) fn asked_out(&self) -> (usize, usize) {
+        let asked = |t: &&Task| {
+            matches!(
+                t.state,
+                TaskState::Running {
+                    asked_back: true,
+                    ..
+                }
+            )
+        };
+        let taken_back = self.tasks.iter().filter(asked).filter(|t| t.queued).count();
+        let asked = self.tasks.iter().filter(asked).count();
+        (asked - taken_back, taken_back)
+    }
+
+    /// Queues tasks in depth-first order behind those of `queue` (see `ordered`).
+    pub(super) fn push_ordered(&mut self, ids: Vec<TaskId>) {
+        for id in ids {
+            self.ordered
+                .insert((self.tasks[id.index()].order.clone(), id));
+        }
+    }
+
+    /// The pending task to hand out next.
+    pub(super) fn peek(&self) -> Option<TaskId> {
+        (self.queue.back().copied()).or_else(|| self.ordered.first().map(|&(_, id)| id))
+    }
+
+    pub(super) fn pop(&mut self) -> Option<TaskId> {
+        (self.queue.pop_back()).or_else(|| self.ordered.pop_first().map(|(_, id)| id))
+    }
+
+    /// Tasks pending.
+    pub(super) fn pending(&self) -> usize {
+        self.queue.len() + self.ordered.len()
+    }
+
+    /// Adds tasks to the front of the queue (they go out next), in depth-first order.
+    pub(super) fn push_next(&mut self, mut ids: Vec<TaskId>) {
+        ids.sort_by(|&a, &b| {
+            self.tasks[b.index()]
+                .order
+                .cmp(&self.tasks[a.index()].order)
+        });
+        self.queue.extend(ids);
+    }
+}
+
 pub(super) struct Job {
     pub(super) spec: JobSpec,
     /// Nodes of each bound exhausted so far: the growth per bound.
     pub(super) bound_nodes: Vec<u64>,
     pub(super) units: Vec<Unit>,
-    /// This bound's tasks; the epoch's unit ids index it.
-    pub(super) tasks: Vec<Task>,
-    pub(super) epoch: Epoch,
-    pub(super) bound: u32,
-    /// Pending tasks, the one to hand out next at the end.
-    pub(super) queue: Vec<TaskId>,
+    /// The current bound's tasks: the lowest bound not yet exhausted by every unit.
+    pub(super) now: Layer,
+    /// The next bound's tasks of units that have exhausted the current one
+    /// ([`SchedulerConfig::async_bounds`]).
+    pub(super) early: Option<Box<Layer>>,
+    /// The last epoch given to a layer: each new layer (a bound, audits, a restart) takes the
+    /// next, so that no result of an old one is taken for a new one's.
+    pub(super) epochs: Epoch,
+    /// A path found early, in the next bound (its length that bound), and its finder: returned once
+    /// the current bound is exhausted everywhere.
+    pub(super) candidate: Option<(Vec<Move>, WorkerId)>,
+    /// Running tasks, of both layers.
     pub(super) running: usize,
-    /// Tasks of this bound not yet done.
-    pub(super) open: usize,
-    pub(super) next_bound: u32,
+    /// Nodes of the early tasks' results so far (in `stats.nodes` too): the next bound's, not
+    /// the current one's, in progress reports.
+    pub(super) early_nodes: u64,
     pub(super) stats: JobStats,
     /// Its key in [`Scheduler::runnable`] while it has queued tasks.
     pub(super) indexed: Option<(usize, JobId)>,
     /// The bound it started from (the coordinator's own lower bound): where a restart begins.
     pub(super) floor: u32,
-    /// Reports of this bound picked for an audit.
-    pub(super) claims: Vec<Claim>,
-    /// Reports of this bound by workers on probation, not sampled: at the bound's end they
-    /// become `deferred`, replacing the previous bound's.
-    pub(super) probation_claims: Vec<Claim>,
     /// The last exhausted bound's reports by workers on probation: audited before an answer
     /// found in the next bound is returned.
     pub(super) deferred: Vec<Claim>,
@@ -130,6 +262,10 @@ impl Unit {
             last_nodes,
             nodes: 0,
             retired: false,
+            open: 0,
+            early_nodes: 0,
+            early_open: 0,
+            early: false,
         }
     }
 }
@@ -153,6 +289,32 @@ impl Task {
 }
 
 impl Job {
+    /// A job of `units` at `bound`, nothing queued yet (its first bound's tasks are the
+    /// caller's to add).
+    pub(super) fn with_units(spec: JobSpec, units: Vec<Unit>, bound: u32) -> Job {
+        Job {
+            stats: JobStats {
+                bounds: vec![bound],
+                ..JobStats::default()
+            },
+            spec,
+            bound_nodes: Vec::new(),
+            units,
+            now: Layer::new(0, bound, 0),
+            early: None,
+            epochs: 0,
+            candidate: None,
+            running: 0,
+            early_nodes: 0,
+            indexed: None,
+            floor: bound,
+            deferred: Vec::new(),
+            auditing: None,
+            reporters: HashSet::new(),
+            lies_seen: 0,
+        }
+    }
+
     /// Nodes per bound grow by this factor (measured on the last two bounds; 4 until then).
     pub(super) fn growth(&self) -> f64 {
         match self.bound_nodes[..] {
@@ -163,29 +325,177 @@ impl Job {
         }
     }
 
+    /// The next epoch, for a new layer.
+    pub(super) fn new_epoch(&mut self) -> Epoch {
+        self.epochs += 1;
+        self.epochs
+    }
+
+    pub(super) fn layer(&self, which: Which) -> Option<&Layer> {
+        match which {
+            Which::Now => Some(&self.now),
+            Which::Early => self.early.as_deref(),
+        }
+    }
+
+    pub(super) fn layer_mut(&mut self, which: Which) -> Option<&mut Layer> {
+        match which {
+            Which::Now => Some(&mut self.now),
+            Which::Early => self.early.as_deref_mut(),
+        }
+    }
+
+    /// The layer task `tid` belongs to (by its id alone: the two layers' ids differ).
+    pub(super) fn which_id(&self, tid: TaskId) -> Option<Which> {
+        if self.now.get(tid).is_some() {
+            Some(Which::Now)
+        } else {
+            (self.early.as_ref().is_some_and(|a| a.get(tid).is_some())).then_some(Which::Early)
+        }
+    }
+
+    /// The layer of an assignment of `epoch` and task `tid`, if it is one of the job's now.
+    pub(super) fn which(&self, epoch: Epoch, tid: TaskId) -> Option<Which> {
+        self.which_id(tid)
+            .filter(|&w| self.layer(w).is_some_and(|l| l.epoch == epoch))
+    }
+
+    /// Task `tid`, in whichever layer holds it.
+    pub(super) fn task(&self, tid: TaskId) -> Option<&Task> {
+        self.layer(self.which_id(tid)?)?.get(tid)
+    }
+
+    pub(super) fn task_mut(&mut self, tid: TaskId) -> Option<&mut Task> {
+        let which = self.which_id(tid)?;
+        self.layer_mut(which)?.get_mut(tid)
+    }
+
+    /// The task of an assignment of `epoch` and `tid`, if it is one of the job's now.
+    pub(super) fn task_at(&self, epoch: Epoch, tid: TaskId) -> Option<&Task> {
+        self.layer(self.which(epoch, tid)?)?.get(tid)
+    }
+
+    /// Adds `tasks` to layer `which` (not queued), counting them open in their units.
+    pub(super) fn add_tasks(&mut self, which: Which, tasks: Vec<Task>) -> Vec<TaskId> {
+        let units = &mut self.units;
+        let Some(layer) = (match which {
+            Which::Now => Some(&mut self.now),
+            Which::Early => self.early.as_deref_mut(),
+        }) else {
+            return Vec::new();
+        };
+        let first = layer.tasks.len();
+        for task in &tasks {
+            if task.audit.is_none() {
+                let unit = &mut units[task.unit];
+                match which {
+                    Which::Now => unit.open += 1,
+                    Which::Early => unit.early_open += 1,
+                }
+            }
+        }
+        layer.open += tasks.len();
+        layer.tasks.extend(tasks);
+        let end = layer.tasks.len();
+        layer.ids(first..end).collect()
+    }
+
+    /// Task `tid` of layer `which` is done for its bound. Returns its unit.
+    pub(super) fn task_done(&mut self, which: Which, tid: TaskId) -> Option<usize> {
+        let units = &mut self.units;
+        let layer = match which {
+            Which::Now => Some(&mut self.now),
+            Which::Early => self.early.as_deref_mut(),
+        }?;
+        let task = layer.get_mut(tid)?;
+        if task.state == TaskState::Done {
+            return None;
+        }
+        task.state = TaskState::Done;
+        let (audit, unit) = (task.audit.is_some(), task.unit);
+        layer.open -= 1;
+        if audit {
+            return None;
+        }
+        let task_unit = unit;
+        let unit = &mut units[task_unit];
+        match which {
+            Which::Now => unit.open = unit.open.saturating_sub(1),
+            Which::Early => unit.early_open = unit.early_open.saturating_sub(1),
+        }
+        Some(task_unit)
+    }
+
+    /// Task `tid` of layer `which` goes back to its queue, to go out next.
+    pub(super) fn requeue(&mut self, which: Which, tid: TaskId) {
+        if let Some(layer) = self.layer_mut(which)
+            && let Some(task) = layer.get_mut(tid)
+        {
+            task.state = TaskState::Pending;
+            layer.queue.push_back(tid);
+        }
+    }
+
+    /// Whether the early tasks may go out: once the current bound's are all out, while
+    /// no answer is pending.
+    pub(super) fn early_dispatchable(&self) -> bool {
+        self.candidate.is_none()
+            && !matches!(self.auditing, Some(Auditing::Answer { .. }))
+            && self.early.as_ref().is_some_and(|a| a.pending() > 0)
+    }
+
+    /// The task to hand out next, and its layer: the current bound's first.
+    pub(super) fn next_queued(&self) -> Option<(Which, TaskId)> {
+        if let Some(tid) = self.now.peek() {
+            return Some((Which::Now, tid));
+        }
+        if self.early_dispatchable() {
+            let tid = self.early.as_ref()?.peek()?;
+            return Some((Which::Early, tid));
+        }
+        None
+    }
+
+    pub(super) fn has_queued(&self) -> bool {
+        self.next_queued().is_some()
+    }
+
+    /// Tasks held in both layers (`max_tasks_per_job` caps them).
+    pub(super) fn task_count(&self) -> usize {
+        self.now.tasks.len() + self.early.as_ref().map_or(0, |e| e.tasks.len())
+    }
+
+    /// Tasks queued in both layers.
+    pub(super) fn queued(&self) -> usize {
+        self.now.pending() + self.early.as_ref().map_or(0, |a| a.pending())
+    }
+
     /// Starts the current bound: one task per unit, in depth-first order, after cutting the
-    /// units predicted to be too large for their share of the bound.
+    /// units predicted to be too large for their share of the bound. A new epoch.
     pub(super) fn queue_all(&mut self, config: &SchedulerConfig, slots: usize) {
         self.split_ahead(config, slots);
         let growth = self.growth();
-        self.tasks = self
-            .units
-            .iter()
-            .enumerate()
+        let epoch = self.new_epoch();
+        self.now = Layer::new(epoch, self.now.bound, self.now.slot);
+        for unit in &mut self.units {
+            unit.open = 0;
+            unit.early = false;
+            unit.early_nodes = 0;
+            unit.early_open = 0;
+        }
+        let tasks: Vec<Task> = (self.units.iter().enumerate())
             .filter(|(_, u)| !u.retired)
             .map(|(i, u)| Task::new(i, u.work.clone(), u.last_nodes as f64 * growth))
             .collect();
-        let mut ids: Vec<TaskId> = TaskId::range(0, self.tasks.len()).collect();
-        // Last in depth-first order at the front: tasks are popped from the end.
-        ids.sort_by(|&a, &b| {
-            self.tasks[b.index()]
-                .order
-                .cmp(&self.tasks[a.index()].order)
-        });
-        self.queue = ids;
-        self.open = self.tasks.len();
-        self.running = 0;
-        self.next_bound = u32::MAX;
+        let ids = self.add_tasks(Which::Now, tasks);
+        self.now.push_next(ids);
+    }
+
+    /// The most nodes a unit may be predicted to take at a bound whose nodes in all are
+    /// predicted to be `predicted_total` before it is cut ahead of time.
+    fn unit_cap(config: &SchedulerConfig, slots: usize, predicted_total: f64) -> f64 {
+        (predicted_total * config.max_unit_share / slots.max(1) as f64)
+            .max(config.min_split_nodes as f64)
     }
 
     /// Cuts units whose predicted size exceeds their share of the coming bound.
@@ -197,9 +507,7 @@ impl Job {
             return;
         }
         let growth = self.growth();
-        let predicted_total = last as f64 * growth;
-        let cap = (predicted_total * config.max_unit_share / slots.max(1) as f64)
-            .max(config.min_split_nodes as f64);
+        let cap = Job::unit_cap(config, slots, last as f64 * growth);
         let heavy: Vec<usize> = (0..self.units.len())
             .filter(|&i| {
                 let u = &self.units[i];
@@ -211,51 +519,125 @@ impl Job {
                 break;
             }
             let predicted = self.units[i].last_nodes as f64 * growth;
-            let room = config
-                .max_tasks_per_job
-                .saturating_sub(self.units.len())
-                .max(2);
-            let wanted = ((predicted / cap).ceil() as usize).clamp(2, 4096).min(room);
-            let parts = self.spec.solver.split_unit(&self.units[i].work, wanted);
-            if parts.len() <= 1 {
-                continue;
-            }
-            let share = self.units[i].last_nodes / parts.len() as u64;
-            self.units[i].retired = true;
-            self.stats.splits += 1;
-            for work in parts {
-                let unit = Unit::new(work, &self.spec.solver, share);
-                self.units.push(unit);
-            }
+            self.cut(i, predicted, cap, config);
         }
+    }
+
+    /// Cuts unit `i`, predicted to take `predicted` nodes, into parts of about `cap` each, each
+    /// counted with its share of the unit's nodes (at the last bound and this one). Returns the
+    /// parts' indices, or `None` if it was left whole.
+    fn cut(
+        &mut self,
+        i: usize,
+        predicted: f64,
+        cap: f64,
+        config: &SchedulerConfig,
+    ) -> Option<Range<usize>> {
+        let room = config
+            .max_tasks_per_job
+            .saturating_sub(self.units.len())
+            .max(2);
+        let wanted = ((predicted / cap).ceil() as usize).clamp(2, 4096).min(room);
+        let parts = self.spec.solver.split_unit(&self.units[i].work, wanted);
+        if parts.len() <= 1 {
+            return None;
+        }
+        let n = parts.len() as u64;
+        let (last, now) = (self.units[i].last_nodes / n, self.units[i].nodes / n);
+        self.units[i].retired = true;
+        self.stats.splits += 1;
+        let first = self.units.len();
+        for work in parts {
+            let mut unit = Unit::new(work, &self.spec.solver, last);
+            unit.nodes = now;
+            self.units.push(unit);
+        }
+        Some(first..self.units.len())
     }
 
     /// Queues its first bound: a whole job (one unit, [`JobSpec::whole`]) as one task searched
     /// bound after bound, anything else as [`Job::queue_all`] does.
     pub(super) fn start(&mut self, config: &SchedulerConfig, slots: usize) {
+        self.early = None;
+        self.candidate = None;
         self.queue_all(config, slots);
         let whole = self.spec.whole && self.units.iter().filter(|u| !u.retired).count() == 1;
-        if whole && let Some(task) = self.tasks.first_mut() {
+        if whole && let Some(task) = self.now.tasks.first_mut() {
             task.iterate = true;
             task.predicted = f64::INFINITY;
         }
     }
 
-    /// Its running tasks asked back and not yet answered (counted in [`Scheduler::asked_out`]),
-    /// and its tasks sent ahead being taken back (counted in [`Scheduler::revoking`]).
-    pub(super) fn asked_out(&self) -> (usize, usize) {
-        let asked = |t: &&Task| {
-            matches!(
-                t.state,
-                TaskState::Running {
-                    asked_back: true,
-                    ..
-                }
-            )
+    /// Whether it is one task searched bound after bound on one worker.
+    pub(super) fn is_whole(&self) -> bool {
+        // Its one task, if it has one such.
+        self.now.tasks.first().is_some_and(|t| t.iterate)
+    }
+
+    /// Unit `i` has exhausted the current bound: it goes on to the next one at once, as tasks
+    /// of the next bound (the early layer, opened here at the current bound plus its last step), cut first if
+    /// it is predicted too large for its share. Returns the tasks queued.
+    pub(super) fn go_on(&mut self, i: usize, config: &SchedulerConfig, slots: usize) -> usize {
+        let unit = &self.units[i];
+        if !config.async_bounds
+            || unit.retired
+            || unit.early
+            || unit.open > 0
+            || self.auditing.is_some()
+            || self.candidate.is_some()
+            || self.is_whole()
+        {
+            return 0;
+        }
+        if self.early.is_none() {
+            let step = match self.stats.bounds[..] {
+                [.., before, last] if last > before => (last - before).min(MAX_BOUND_STEP),
+                _ => 2,
+            };
+            let epoch = self.new_epoch();
+            let slot = 1 - self.now.slot;
+            self.early = Some(Box::new(Layer::new(epoch, self.now.bound + step, slot)));
+        }
+        let growth = self.growth();
+        let predicted = self.units[i].nodes as f64 * growth;
+        // The early bound is two past the last exhausted one.
+        let cap = match self.bound_nodes.last() {
+            Some(&last) if last > 0 => Job::unit_cap(config, slots, last as f64 * growth * growth),
+            _ => f64::INFINITY,
         };
-        let taken_back = self.tasks.iter().filter(asked).filter(|t| t.queued).count();
-        let asked = self.tasks.iter().filter(asked).count();
-        (asked - taken_back, taken_back)
+        let parts = if predicted > cap && self.units.len() < config.max_tasks_per_job {
+            self.cut(i, predicted, cap, config)
+        } else {
+            None
+        };
+        let members: Vec<usize> = parts.map_or_else(|| vec![i], |r| r.collect());
+        if self.task_count() + members.len() > config.max_tasks_per_job {
+            // No room: they get their tasks when the bound becomes the current one.
+            return 0;
+        }
+        let tasks: Vec<Task> = members
+            .iter()
+            .map(|&u| {
+                self.units[u].early = true;
+                let unit = &self.units[u];
+                Task::new(u, unit.work.clone(), unit.nodes as f64 * growth)
+            })
+            .collect();
+        let ids = self.add_tasks(Which::Early, tasks);
+        let queued = ids.len();
+        if let Some(early) = self.early.as_deref_mut() {
+            early.push_ordered(ids);
+        }
+        queued
+    }
+
+    /// Its running tasks asked back and not yet answered (counted in [`Scheduler::asked_out`]),
+    /// and its tasks sent ahead being taken back (counted in [`Scheduler::revoking`]), in both
+    /// layers.
+    pub(super) fn asked_out(&self) -> (usize, usize) {
+        let (asked, taken_back) = self.now.asked_out();
+        let (a, t) = self.early.as_ref().map_or((0, 0), |l| l.asked_out());
+        (asked + a, taken_back + t)
     }
 
     /// Whether `path` from the root reaches the goal.
@@ -269,31 +651,22 @@ impl Job {
     pub(super) fn progress(&self, finished: bool) -> Command {
         Command::Progress {
             job: self.spec.id,
-            bound: self.bound,
-            nodes: self.stats.nodes,
-            units_done: self.tasks.len() - self.open,
-            units_total: self.tasks.len(),
+            bound: self.now.bound,
+            nodes: self.stats.nodes.saturating_sub(self.early_nodes),
+            units_done: self.now.tasks.len() - self.now.open,
+            units_total: self.now.tasks.len(),
             finished,
         }
     }
 
-    /// Adds tasks to the front of the queue (they go out next), in depth-first order.
-    pub(super) fn push_next(&mut self, mut ids: Vec<TaskId>) {
-        ids.sort_by(|&a, &b| {
-            self.tasks[b.index()]
-                .order
-                .cmp(&self.tasks[a.index()].order)
-        });
-        self.queue.extend(ids);
-    }
-
     /// A whole job's worker stopped part-way through `bound`: the job becomes a distributed
     /// one at that bound, with what the worker measured (nodes per bound exhausted). Its one
-    /// task, `tid`, stays as the only task of the bound, done, for the pieces to belong to.
+    /// task, `tid`, stays as the only task of the bound (id 0, open: the caller marks it done
+    /// once its pieces are queued), for the pieces to belong to.
     /// Returns the nodes searched in `bound`.
     pub(super) fn distribute_whole(
         &mut self,
-        tid: usize,
+        tid: TaskId,
         bound: u32,
         iterations: &[(u32, u64)],
     ) -> u64 {
@@ -309,18 +682,22 @@ impl Job {
             .last()
             .filter(|&&(b, _)| b == bound)
             .map_or(0, |&(_, n)| n);
-        self.bound = bound;
-        self.epoch += 1;
-        let whole = self.tasks[tid].clone();
-        self.tasks = vec![Task {
-            state: TaskState::Done,
-            iterate: false,
-            ..whole
-        }];
-        self.queue.clear();
-        self.open = 1;
+        let whole = self.now.tasks[tid.index()].clone();
+        let epoch = self.new_epoch();
+        self.now = Layer::new(epoch, bound, self.now.slot);
+        for unit in &mut self.units {
+            unit.open = 0;
+        }
+        // Open until the caller has queued its pieces (or queued it again).
+        self.add_tasks(
+            Which::Now,
+            vec![Task {
+                state: TaskState::Pending,
+                iterate: false,
+                ..whole
+            }],
+        );
         self.running = 0;
-        self.next_bound = u32::MAX;
         partial
     }
 
@@ -328,17 +705,20 @@ impl Job {
     /// piece is not a sequence of legal moves from the task's board.
     pub(super) fn pieces(
         &self,
-        tid: usize,
+        which: Which,
+        tid: TaskId,
         handed: &[HandedBack],
         remaining: f64,
     ) -> Option<Vec<Task>> {
-        let task = &self.tasks[tid];
+        let layer = self.layer(which)?;
+        let bound = layer.bound;
+        let task = layer.get(tid)?;
         // A subtree's size grows about `growth` times per 2 of slack (bound - f).
         let growth = self.growth();
         let weights: Vec<f64> = handed
             .iter()
             .map(|p| {
-                let slack = self.bound.saturating_sub(p.f).min(64) as f64;
+                let slack = bound.saturating_sub(p.f).min(64) as f64;
                 growth.powf(slack / 2.0)
             })
             .collect();
@@ -349,7 +729,7 @@ impl Job {
             // A piece is a node of the depth-first search under the bound, so it lies within
             // it (which also bounds every prefix, however often pieces are cut again); and
             // pieces are disjoint subtrees, so none comes twice.
-            if task.work.g as usize + p.moves.len() > self.bound as usize
+            if task.work.g as usize + p.moves.len() > bound as usize
                 || !seen.insert(p.moves.as_slice())
             {
                 return None;

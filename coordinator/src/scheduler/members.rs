@@ -224,11 +224,16 @@ impl Scheduler {
             let Some(job) = self.jobs.get_mut(&job_id) else {
                 continue;
             };
-            let Some(task) = job.tasks.get_mut(tid.index()) else {
+            let Some(which) = job.which(epoch, tid) else {
                 continue;
             };
-            if epoch == job.epoch
-                && let TaskState::Running { worker, asked_back } = task.state
+            let Some(layer) = job.layer_mut(which) else {
+                continue;
+            };
+            let Some(task) = layer.get_mut(tid) else {
+                continue;
+            };
+            if let TaskState::Running { worker, asked_back } = task.state
                 && worker == id
             {
                 if asked_back && task.queued {
@@ -237,9 +242,9 @@ impl Scheduler {
                     self.asked_out -= 1;
                 }
                 task.state = TaskState::Pending;
-                job.running -= 1;
                 // Back at the end: requeued tasks go out next.
-                job.queue.push(tid);
+                layer.queue.push_back(tid);
+                job.running -= 1;
                 job.stats.requeued += 1;
             }
         }
@@ -265,10 +270,9 @@ impl Scheduler {
         for &(job_id, epoch, tid) in &worker.outstanding {
             self.release(job_id, id);
             let current = self.jobs.get(&job_id).is_some_and(|j| {
-                j.epoch == epoch
-                    && j.tasks.get(tid.index()).is_some_and(
-                        |t| matches!(t.state, TaskState::Running { worker, .. } if worker == id),
-                    )
+                j.task_at(epoch, tid).is_some_and(
+                    |t| matches!(t.state, TaskState::Running { worker, .. } if worker == id),
+                )
             });
             if current {
                 self.unindex_task(job_id, tid);
@@ -299,7 +303,7 @@ impl Scheduler {
                 let Some(job) = self.jobs.get(&job_id) else {
                     continue;
                 };
-                let Some(task) = job.tasks.get(tid.index()).filter(|_| epoch == job.epoch) else {
+                let Some(task) = job.task_at(epoch, tid) else {
                     continue;
                 };
                 let age = |t: Option<Instant>| t.map(|t| now.saturating_duration_since(t));

@@ -31,19 +31,23 @@ pub struct WorkerId(pub u64);
 pub struct TaskId(pub u32);
 
 impl TaskId {
-    /// The task at `index` in the job's tasks (which `max_tasks_per_job` keeps within `u32`).
-    pub(crate) fn at(index: usize) -> TaskId {
-        TaskId(index as u32)
+    /// The bit that tells a job's two task lists apart (see `job.rs`, `Layer::slot`).
+    const SLOT_BIT: u32 = 1 << 31;
+
+    /// The task at `index` in the task list of `slot` (0 or 1; `max_tasks_per_job` keeps the
+    /// index below the slot bit).
+    pub(crate) fn new(slot: u32, index: usize) -> TaskId {
+        TaskId(index as u32 | (slot << 31))
     }
 
-    /// Its place in the job's tasks.
+    /// Its place in its task list.
     pub(crate) fn index(self) -> usize {
-        self.0 as usize
+        (self.0 & !Self::SLOT_BIT) as usize
     }
 
-    /// The tasks from index `from` up to `to`.
-    pub(crate) fn range(from: usize, to: usize) -> impl DoubleEndedIterator<Item = TaskId> {
-        (from..to).map(TaskId::at)
+    /// Which of a job's two task lists it belongs to.
+    pub(crate) fn slot(self) -> u32 {
+        self.0 >> 31
     }
 }
 

@@ -41,12 +41,21 @@
 //!    its root into such a unit, with the bound nodes its worker measured.
 //!
 //! # Rules (see docs/design.md, "The scheduler")
-//! - **Shared bound with a barrier.** Every task of a job in the distributed phase (its units, or
-//!   the pieces cut from them) is searched under the job's bound. Only when every one has
-//!   reported for that bound does the job move on, to the least `next_bound` reported (at
-//!   least the bound + 1). A solution found under bound `b` is therefore optimal: every smaller
-//!   bound was exhausted everywhere. A whole job's solution is optimal by the same rule, applied
-//!   by its one worker to the whole tree.
+//! - **Shared bound.** Every task of a job in the distributed phase (its units, or the pieces
+//!   cut from them) is searched under the job's bound. Only when every one has reported for
+//!   that bound does the job move on, to the least `next_bound` reported (at least the bound +
+//!   1). A solution found under bound `b` is therefore optimal: every smaller bound was
+//!   exhausted everywhere. A whole job's solution is optimal by the same rule, applied by its
+//!   one worker to the whole tree.
+//! - **No barrier for the units that are done** ([`SchedulerConfig::async_bounds`], AIDA*'s
+//!   asynchronous iterations, one bound ahead). A unit whose tasks have all exhausted the bound
+//!   goes on at once to the bound plus the job's last step, as *early* tasks: a second
+//!   `Layer` (`job.rs`) with an epoch of its own, handed out only while none of the current bound's
+//!   is queued, in depth-first order, and asked back after them. When the bound ends, the early
+//!   layer becomes the next bound's if that bound is the one guessed (units not in it get their
+//!   tasks then), and is dropped otherwise. A path found early waits, as the job's candidate,
+//!   until the bound below is exhausted everywhere and the next bound is its length: the
+//!   barrier's rule, applied later.
 //! - **Workers pull.** Assignments go to free slots, the job with the fewest running tasks first
 //!   (fair sharing), and within a job in the serial search's depth-first order (Korf's operator
 //!   order on the prefixes). In the last bound that makes the distributed search explore what
@@ -55,8 +64,9 @@
 //!   node (the one it stopped at) a second time. Workers that answer with the old
 //!   `BUDGET_EXCEEDED` have their unit cut and searched again (their nodes are counted as
 //!   discarded).
-//! - **Everything is tagged** with (job, epoch, unit): the epoch counts the job's bounds, so late,
-//!   duplicated or out-of-order results are recognised and dropped.
+//! - **Everything is tagged** with (job, epoch, unit): each task list (a bound's, its audits',
+//!   the early one) takes a new epoch, and a task id names its list, so late, duplicated or
+//!   out-of-order results are recognised and dropped.
 //! - **Leases.** A worker silent for longer than the lease timeout is dropped; its tasks go back
 //!   to the queue. So do the tasks of a worker that disconnects.
 //! - **Tasks ahead** ([`SchedulerConfig::prefetch`]). A trusted worker that says it queues them
@@ -104,7 +114,7 @@ mod members;
 mod messages;
 mod reports;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Instant;
 
 use npuzzle_solver::Shape;
@@ -121,7 +131,7 @@ pub use messages::{
 
 use audit::{Auditing, MAX_LIE_RESTARTS};
 use index::{AskKey, FreeWorkers, Visits};
-use job::{Job, MAX_BOUND_STEP, TaskState, Unit};
+use job::{Job, MAX_BOUND_STEP, Task, TaskState, Unit, Which};
 use members::Worker;
 use reports::Reported;
 
@@ -200,7 +210,7 @@ impl Scheduler {
         if let Some(key) = job.indexed.take() {
             self.runnable.remove(&key);
         }
-        if !job.queue.is_empty() {
+        if job.has_queued() {
             let key = (job.running, id);
             self.runnable.insert(key);
             job.indexed = Some(key);
@@ -214,7 +224,7 @@ impl Scheduler {
     /// Tasks waiting for a slot, over all jobs.
     pub fn queue_depth(&self) -> usize {
         self.visits.add(self.jobs.len());
-        self.jobs.values().map(|j| j.queue.len()).sum()
+        self.jobs.values().map(|j| j.queued()).sum()
     }
 
     /// Nodes workers reported for jobs that were already over.
@@ -240,7 +250,7 @@ impl Scheduler {
         if let Some(key) = job.indexed {
             self.runnable.remove(&key);
         }
-        self.visits.add(job.tasks.len());
+        self.visits.add(job.now.tasks.len());
         let (asked, taken_back) = job.asked_out();
         self.asked_out -= asked;
         self.revoking -= taken_back;
@@ -296,39 +306,16 @@ impl Scheduler {
             .map(|w| Unit::new(w.clone(), &spec.solver, 0))
             .collect();
         let bound = units.iter().map(|u| u.f).min().unwrap_or(0);
-        let mut job = Job {
-            stats: JobStats {
-                bounds: vec![bound],
-                ..JobStats::default()
-            },
-            spec,
-            bound_nodes: Vec::new(),
-            units,
-            tasks: Vec::new(),
-            epoch: 0,
-            bound,
-            queue: Vec::new(),
-            running: 0,
-            open: 0,
-            next_bound: u32::MAX,
-            indexed: None,
-            floor: bound,
-            claims: Vec::new(),
-            probation_claims: Vec::new(),
-            deferred: Vec::new(),
-            auditing: None,
-            reporters: HashSet::new(),
-            lies_seen: 0,
-        };
+        let mut job = Job::with_units(spec, units, bound);
         job.start(&self.config, self.slots());
-        job.stats.units = job.tasks.len();
+        job.stats.units = job.now.tasks.len();
         self.insert_job(job)
     }
 
     /// A job ready to run (its first tasks queued) joins the others.
     fn insert_job(&mut self, job: Job) -> Vec<Command> {
         let id = job.spec.id;
-        self.visits.add(job.units.len() + job.tasks.len());
+        self.visits.add(job.units.len() + job.now.tasks.len());
         let mut commands = vec![job.progress(false)];
         self.jobs.insert(id, job);
         self.reindex(id);
@@ -343,14 +330,14 @@ impl Scheduler {
             tracing::debug!(job = id.0, "no checkpoint: no such job");
             return None;
         };
-        self.visits.add(job.tasks.len() + job.units.len());
+        self.visits.add(job.now.tasks.len() + job.units.len());
         let checkpoint = job.checkpoint();
         if checkpoint.is_none() {
             tracing::debug!(
                 job = id.0,
-                open = job.open,
+                open = job.now.open,
                 auditing = job.auditing.is_some(),
-                tasks = job.tasks.len(),
+                tasks = job.now.tasks.len(),
                 "no checkpoint now"
             );
         }
@@ -362,7 +349,7 @@ impl Scheduler {
     pub fn cancel(&mut self, job: JobId) -> Vec<Command> {
         match self.retire(job) {
             Some(j) => {
-                let lower_bound = j.bound;
+                let lower_bound = j.now.bound;
                 let mut commands = self.finish(j, JobOutcome::Cancelled { lower_bound });
                 commands.extend(self.dispatch());
                 commands
@@ -432,11 +419,10 @@ impl Scheduler {
             job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
             let per_worker = job.stats.worker_nodes.entry(worker).or_default();
             *per_worker = per_worker.saturating_add(result.expanded);
-            let state = job
-                .tasks
-                .get(result.task.index())
-                .filter(|_| result.epoch == job.epoch)
-                .map(|t| t.state);
+            if job.which(result.epoch, result.task) == Some(Which::Early) {
+                job.early_nodes = job.early_nodes.saturating_add(result.expanded);
+            }
+            let state = job.task_at(result.epoch, result.task).map(|t| t.state);
             let current =
                 matches!(state, Some(TaskState::Running { worker: w, .. }) if w == worker);
             let asked_back = matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker);
@@ -447,14 +433,14 @@ impl Scheduler {
             let Some(job) = self.jobs.get_mut(&result.job) else {
                 return commands;
             };
-            if asked_back {
+            if asked_back && let Some(task) = job.task_mut(result.task) {
                 // It answered: no longer out as an ask.
-                if job.tasks[result.task.index()].queued {
+                if task.queued {
                     self.revoking -= 1;
                 } else {
                     self.asked_out -= 1;
                 }
-                job.tasks[result.task.index()].state = TaskState::Running {
+                task.state = TaskState::Running {
                     worker,
                     asked_back: false,
                 };
@@ -493,7 +479,12 @@ impl Scheduler {
             return Vec::new();
         };
         job.running -= 1;
-        let task = &job.tasks[result.task.index()];
+        let Some(which) = job.which(result.epoch, result.task) else {
+            return Vec::new();
+        };
+        let Some(task) = job.task(result.task) else {
+            return Vec::new();
+        };
         let ran = !matches!(
             result.report,
             Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) | Report::NotStarted
@@ -501,11 +492,11 @@ impl Scheduler {
         if let Some(audit) = task.audit
             && ran
         {
-            let tid = result.task.index();
-            return self.apply_audit(result.job, tid, worker, audit, result.report);
+            return self.apply_audit(result.job, result.task, worker, audit, result.report);
         }
         let r = Reported {
             job: result.job,
+            which,
             task: result.task,
             worker,
             expanded: result.expanded,
@@ -535,7 +526,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        if job.open > 0 {
+        if job.now.open > 0 {
             return Vec::new();
         }
         match job.auditing.take() {
@@ -548,6 +539,7 @@ impl Scheduler {
                 // Each reporter whose reports held up to this answer's audits has served one
                 // answer of its probation.
                 let mut confirmed: Vec<WorkerId> = job
+                    .now
                     .tasks
                     .iter()
                     .filter_map(|t| t.audit.filter(|a| a.before_answer).map(|a| a.reporter))
@@ -575,14 +567,16 @@ impl Scheduler {
         // Every task exhausted the bound, so no solution is that short: the next bound is at
         // least one more, whatever was reported, and at most MAX_BOUND_STEP more.
         let next = job
+            .now
             .next_bound
-            .clamp(job.bound + 1, job.bound + MAX_BOUND_STEP);
-        let claims = std::mem::take(&mut job.claims);
-        job.deferred = std::mem::take(&mut job.probation_claims);
+            .clamp(job.now.bound + 1, job.now.bound + MAX_BOUND_STEP);
+        let claims = std::mem::take(&mut job.now.claims);
+        job.deferred = std::mem::take(&mut job.now.probation_claims);
         let audits = self.audits_of(job_id, claims, |c| c.bound.unwrap_or(next - 1), false);
         if !audits.is_empty() {
-            // The next bound waits until other workers have searched these again.
-            self.unindex_job(job_id);
+            // The next bound waits until other workers have searched these again (the
+            // units that went on early go on meanwhile).
+            self.unindex_layer(job_id, Which::Now);
             let Some(job) = self.jobs.get_mut(&job_id) else {
                 return commands;
             };
@@ -594,32 +588,108 @@ impl Scheduler {
         commands
     }
 
+    /// Drops job `job_id`'s early tasks (the next bound's, searched before the current one was
+    /// over): those running finish unheeded (their epoch is over).
+    fn drop_early(&mut self, job_id: JobId) {
+        self.unindex_layer(job_id, Which::Early);
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
+        job.early_nodes = 0;
+        if let Some(early) = job.early.take() {
+            let (asked, taken_back) = early.asked_out();
+            self.asked_out -= asked;
+            self.revoking -= taken_back;
+            for unit in &mut job.units {
+                unit.early = false;
+                unit.early_nodes = 0;
+                unit.early_open = 0;
+            }
+        }
+        job.candidate = None;
+    }
+
     /// Starts job `job_id` over from its first bound, keeping its units. Tasks still running
     /// for it finish unheeded (their epoch is over): no cancel, which a worker would apply to
     /// the job's new tasks too.
     fn restart(&mut self, job_id: JobId) -> Vec<Command> {
         let slots = self.slots();
         self.unindex_job(job_id);
+        self.drop_early(job_id);
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
         let (asked, taken_back) = job.asked_out();
         job.auditing = None;
-        job.claims.clear();
-        job.probation_claims.clear();
         job.deferred.clear();
         job.reporters.clear();
-        job.bound = job.floor;
-        job.epoch += 1;
+        job.now.bound = job.floor;
         job.stats.bounds = vec![job.floor];
         job.start(&self.config, slots);
-        self.visits.add(job.units.len() + job.tasks.len());
-        job.stats.units += job.tasks.len();
+        self.visits.add(job.units.len() + job.now.tasks.len());
+        job.stats.units += job.now.tasks.len();
         let progress = job.progress(false);
         self.asked_out -= asked;
         self.revoking -= taken_back;
         self.reindex(job_id);
         vec![progress]
+    }
+
+    /// Job `job_id`'s early tasks become its current bound's (the units that went on early keep
+    /// what they searched; the others start it now), and a path found among them is its
+    /// answer: every lower bound is now exhausted everywhere.
+    fn promote_early(&mut self, job_id: JobId) -> Vec<Command> {
+        let slots = self.slots();
+        // Their place in the ask-back order changes: the current bound's go first.
+        self.unindex_layer(job_id, Which::Early);
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let Some(early) = job.early.take() else {
+            return Vec::new();
+        };
+        job.now = *early;
+        job.early_nodes = 0;
+        job.stats.bounds.push(job.now.bound);
+        let growth = job.growth();
+        self.visits.add(job.units.len());
+        let mut late = Vec::new();
+        for (i, unit) in job.units.iter_mut().enumerate() {
+            unit.nodes = std::mem::take(&mut unit.early_nodes);
+            unit.open = std::mem::take(&mut unit.early_open);
+            if !std::mem::take(&mut unit.early) && !unit.retired {
+                late.push(Task::new(
+                    i,
+                    unit.work.clone(),
+                    unit.last_nodes as f64 * growth,
+                ));
+            }
+        }
+        job.stats.units += late.len();
+        let ids = job.add_tasks(Which::Now, late);
+        job.now.push_next(ids);
+        self.index_layer(job_id, Which::Now);
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let mut commands = vec![job.progress(false)];
+        if let Some((path, finder)) = job.candidate.take() {
+            commands.extend(self.answer(job_id, finder, path));
+            return commands;
+        }
+        // Units already done with this bound go on to the next.
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return commands;
+        };
+        let done: Vec<usize> = (job.units.iter().enumerate())
+            .filter(|(_, u)| !u.retired && u.open == 0)
+            .map(|(i, _)| i)
+            .collect();
+        for i in done {
+            job.go_on(i, &self.config, slots);
+        }
+        commands.extend(self.after_task(job_id));
+        commands
     }
 
     /// Moves job `job_id` on to bound `next`, or ends it past the deepest search.
@@ -634,7 +704,7 @@ impl Scheduler {
             // the shapes served needs that many moves: some report on the way was false.
             tracing::warn!(
                 job = job_id.0,
-                bound = job.bound,
+                bound = job.now.bound,
                 "past the deepest search with a solvable board: an earlier report was false; starting the job over with every report audited"
             );
             job.lies_seen += 1;
@@ -642,19 +712,30 @@ impl Scheduler {
         }
         if next >= npuzzle_solver::MAX_DEPTH as u32 {
             // No path within the deepest bound the search can hold.
-            let lower_bound = job.bound;
+            let lower_bound = job.now.bound;
             let Some(job) = self.retire(job_id) else {
                 return commands;
             };
             commands.extend(self.finish(job, JobOutcome::Cancelled { lower_bound }));
             return commands;
         }
-        job.bound = next;
-        job.epoch += 1;
-        job.stats.bounds.push(job.bound);
+        let early = job.early.as_ref().map(|e| e.bound);
+        if early == Some(next) {
+            return self.promote_early(job_id);
+        }
+        if early.is_some() {
+            // The bound reported is not the one guessed: what went on early is not this
+            // bound's search.
+            self.drop_early(job_id);
+        }
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return commands;
+        };
+        job.now.bound = next;
+        job.stats.bounds.push(next);
         job.queue_all(&self.config, slots);
-        self.visits.add(job.units.len() + job.tasks.len());
-        job.stats.units += job.tasks.len();
+        self.visits.add(job.units.len() + job.now.tasks.len());
+        job.stats.units += job.now.tasks.len();
         commands.push(job.progress(false));
         commands
     }

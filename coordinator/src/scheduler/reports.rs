@@ -8,7 +8,7 @@ use npuzzle_solver::{HeuristicKind, Move};
 
 use super::Scheduler;
 use super::audit::{AuditOf, Auditing, MAX_LIE_RESTARTS, Scrutiny};
-use super::job::{MAX_BOUND_STEP, Task, TaskState, valid_next_bound};
+use super::job::{MAX_BOUND_STEP, Task, TaskState, Which, valid_next_bound};
 use super::messages::{
     Command, DisconnectReason, HandedBack, JobId, JobOutcome, Report, TaskId, WorkerId,
 };
@@ -17,6 +17,8 @@ use super::messages::{
 /// of report needs to know about it.
 pub(super) struct Reported {
     pub(super) job: JobId,
+    /// The layer the task belongs to: the current bound, or the next one searched early.
+    pub(super) which: Which,
     pub(super) task: TaskId,
     pub(super) worker: WorkerId,
     /// Nodes the worker expanded for it.
@@ -36,7 +38,7 @@ impl Scheduler {
     pub(super) fn forged(
         &mut self,
         job_id: JobId,
-        tid: usize,
+        tid: TaskId,
         worker: WorkerId,
         what: &str,
     ) -> Vec<Command> {
@@ -46,9 +48,20 @@ impl Scheduler {
             "{what}; dropping the worker"
         );
         if let Some(job) = self.jobs.get_mut(&job_id) {
-            job.tasks[tid].state = TaskState::Pending;
-            job.queue.insert(0, TaskId::at(tid));
-            job.stats.requeued += 1;
+            let requeued = job
+                .which_id(tid)
+                .and_then(|w| job.layer_mut(w))
+                .is_some_and(|layer| {
+                    let Some(task) = layer.get_mut(tid) else {
+                        return false;
+                    };
+                    task.state = TaskState::Pending;
+                    layer.queue.push_front(tid);
+                    true
+                });
+            if requeued {
+                job.stats.requeued += 1;
+            }
         }
         self.drop_worker(worker, Some(DisconnectReason::ForgedResult))
     }
@@ -59,12 +72,15 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&r.job) else {
             return Vec::new();
         };
-        let mut path = job.tasks[r.task.index()].work.prefix.clone();
+        let Some(task) = job.layer(r.which).and_then(|l| l.get(r.task)) else {
+            return Vec::new();
+        };
+        let mut path = task.work.prefix.clone();
         path.extend(suffix);
         if !job.reaches_goal(&path) {
             return self.forged(
                 r.job,
-                r.task.index(),
+                r.task,
                 r.worker,
                 "rejected a path that does not check out",
             );
@@ -87,7 +103,7 @@ impl Scheduler {
         };
         let len = path.len() as u32;
         let bounds: Vec<u32> = r.iterations.iter().map(|&(b, _)| b).collect();
-        let within = bounds.first().is_some_and(|&b| b >= job.bound)
+        let within = bounds.first().is_some_and(|&b| b >= job.now.bound)
             && bounds
                 .windows(2)
                 .all(|w| w[0] < w[1] && w[1] - w[0] <= MAX_BOUND_STEP)
@@ -95,7 +111,7 @@ impl Scheduler {
         if !within {
             return self.forged(
                 r.job,
-                r.task.index(),
+                r.task,
                 r.worker,
                 "rejected a path that does not check out",
             );
@@ -109,13 +125,16 @@ impl Scheduler {
             };
             job.reporters.insert(r.worker);
             job.auditing = Some(Auditing::Answer { path, bounds });
-            let task = &job.tasks[r.task.index()];
+            let Some(task) = job.now.get(r.task) else {
+                return Vec::new();
+            };
             let audit = AuditOf {
                 reporter: r.worker,
                 bound: len - 1,
                 before_answer: true,
             };
-            job.start_audits(vec![(task.unit, task.work.clone(), audit)]);
+            let audits = vec![(task.unit, task.work.clone(), audit)];
+            job.start_audits(audits);
             return Vec::new();
         }
         let Some(mut job) = self.retire(r.job) else {
@@ -125,16 +144,22 @@ impl Scheduler {
         self.finish(job, JobOutcome::Solved { path })
     }
 
-    /// A unit's task found `path` under the job's bound. IDA* finds a path under the first
+    /// A unit's task found `path` under its layer's bound. IDA* finds a path under the first
     /// bound that admits one, so its length is that bound, never less: a shorter one proves an
-    /// earlier report false (the job starts over), a longer one is forged. Before it is relied
-    /// on, the last bound's reports of workers on probation are searched again.
+    /// earlier report false (the job starts over), a longer one is forged. Found early (in the
+    /// next bound), it waits as the job's candidate until the current bound is exhausted
+    /// everywhere.
+    /// Before it is relied on, the last bound's reports of workers on probation are searched
+    /// again.
     fn on_unit_answer(&mut self, r: Reported, path: Vec<Move>) -> Vec<Command> {
         let Some(job) = self.jobs.get_mut(&r.job) else {
             return Vec::new();
         };
+        let Some(bound) = job.layer(r.which).map(|l| l.bound) else {
+            return Vec::new();
+        };
         let len = path.len() as u32;
-        if len < job.bound && job.lies_seen < MAX_LIE_RESTARTS {
+        if len < bound && job.lies_seen < MAX_LIE_RESTARTS {
             // A real path under a bound that every task of an earlier bound said held
             // none: one of those reports was false, not this one. Start over, auditing
             // every report, rather than drop the worker that found it.
@@ -142,45 +167,73 @@ impl Scheduler {
                 job = r.job.0,
                 worker = r.worker.0,
                 length = len,
-                bound = job.bound,
+                bound,
                 "a path shorter than the bound: an earlier report was false; starting the job over with every report audited"
             );
             job.lies_seen += 1;
             job.reporters.insert(r.worker);
             return self.restart(r.job);
         }
-        if len != job.bound {
+        if len != bound {
             return self.forged(
                 r.job,
-                r.task.index(),
+                r.task,
                 r.worker,
                 "rejected a path that does not check out",
             );
         }
+        if r.which == Which::Early {
+            // Optimal once every unit has exhausted the current bound (AIDA*'s rule): until
+            // then no more early tasks go out.
+            job.task_done(Which::Early, r.task);
+            job.reporters.insert(r.worker);
+            if job.candidate.is_none() {
+                job.candidate = Some((path, r.worker));
+            }
+            return Vec::new();
+        }
+        self.answer(r.job, r.worker, path)
+    }
+
+    /// `path`, found by `finder` under the current bound of job `job_id` with every lower
+    /// bound exhausted, is its answer once the last bound's reports of workers on probation
+    /// are searched again by others.
+    pub(super) fn answer(
+        &mut self,
+        job_id: JobId,
+        finder: WorkerId,
+        path: Vec<Move>,
+    ) -> Vec<Command> {
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return Vec::new();
+        };
+        let len = path.len() as u32;
         if !job.deferred.is_empty() {
             // Before the answer is relied on: the last bound's reports of workers on
             // probation, searched again under one below it by others.
             let deferred = std::mem::take(&mut job.deferred);
-            let audits = self.audits_of(r.job, deferred, |_| len.saturating_sub(1), true);
+            let audits = self.audits_of(job_id, deferred, |_| len.saturating_sub(1), true);
             if !audits.is_empty() {
                 // The bound's other tasks run on unheeded (their epoch is over).
-                self.unindex_job(r.job);
+                self.unindex_job(job_id);
             }
             if !audits.is_empty()
-                && let Some(job) = self.jobs.get_mut(&r.job)
+                && let Some(job) = self.jobs.get_mut(&job_id)
             {
                 // Its tasks asked back are replaced: their answers will be stale.
                 let (asked, taken_back) = job.asked_out();
                 self.asked_out -= asked;
                 self.revoking -= taken_back;
-                job.reporters.insert(r.worker);
+                job.early = None;
+                job.candidate = None;
+                job.reporters.insert(finder);
                 let bounds = job.stats.bounds.clone();
                 job.auditing = Some(Auditing::Answer { path, bounds });
                 job.start_audits(audits);
                 return Vec::new();
             }
         }
-        let Some(job) = self.retire(r.job) else {
+        let Some(job) = self.retire(job_id) else {
             return Vec::new();
         };
         self.finish(job, JobOutcome::Solved { path })
@@ -188,33 +241,47 @@ impl Scheduler {
 
     /// Nothing under the bound in the task's subtree; `next_bound` the least f above it met.
     pub(super) fn on_exhausted(&mut self, r: Reported, next_bound: u32) -> Vec<Command> {
-        let tid = r.task.index();
         if r.iterate {
             // A whole job's search ends only when it finds the goal or is stopped.
-            return self.forged(r.job, tid, r.worker, "a whole job reported exhausted");
+            return self.forged(r.job, r.task, r.worker, "a whole job reported exhausted");
         }
         let Some(job) = self.jobs.get_mut(&r.job) else {
+            return Vec::new();
+        };
+        let Some(bound) = job.layer(r.which).map(|l| l.bound) else {
             return Vec::new();
         };
         // `u32::MAX` is honest: every path below the unit repeats a preferred move
         // sequence before it passes the bound, and the search skips those. Such a
         // report is audited under the job's next bound, as any other.
-        if !valid_next_bound(next_bound, job.bound) {
+        if !valid_next_bound(next_bound, bound) {
             return self.forged(
                 r.job,
-                tid,
+                r.task,
                 r.worker,
                 "a next bound that is not above the bound or past the deepest search",
             );
         }
-        let task = &mut job.tasks[tid];
-        task.state = TaskState::Done;
-        let unit = &mut job.units[task.unit];
-        unit.nodes = unit.nodes.saturating_add(r.expanded);
-        job.next_bound = job.next_bound.min(next_bound);
-        job.open -= 1;
+        let Some(unit) = job.task_done(r.which, r.task) else {
+            return Vec::new();
+        };
+        let u = &mut job.units[unit];
+        match r.which {
+            Which::Now => u.nodes = u.nodes.saturating_add(r.expanded),
+            Which::Early => u.early_nodes = u.early_nodes.saturating_add(r.expanded),
+        }
+        if let Some(layer) = job.layer_mut(r.which) {
+            layer.next_bound = layer.next_bound.min(next_bound);
+        }
         job.reporters.insert(r.worker);
-        job.claim(tid, r.worker, None, r.scrutiny, &self.config);
+        job.claim(r.which, r.task, r.worker, None, r.scrutiny, &self.config);
+        if r.which == Which::Early {
+            return Vec::new();
+        }
+        let slots = self.slots();
+        if let Some(job) = self.jobs.get_mut(&r.job) {
+            job.go_on(unit, &self.config, slots);
+        }
         self.after_task(r.job)
     }
 
@@ -235,10 +302,13 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&r.job) else {
             return Vec::new();
         };
+        let Some(layer_bound) = job.layer(r.which).map(|l| l.bound) else {
+            return Vec::new();
+        };
         let claimed_bound = if r.iterate {
-            bound >= job.bound && bound < npuzzle_solver::MAX_DEPTH as u32
+            bound >= layer_bound && bound < npuzzle_solver::MAX_DEPTH as u32
         } else {
-            bound == job.bound
+            bound == layer_bound
         };
         if !claimed_bound
             || !valid_next_bound(next_bound, bound)
@@ -246,7 +316,7 @@ impl Scheduler {
         {
             return self.forged(
                 r.job,
-                r.task.index(),
+                r.task,
                 r.worker,
                 "a split that does not fit its unit",
             );
@@ -259,19 +329,27 @@ impl Scheduler {
         // below the bound it reached.
         let claimed = r.iterate.then(|| bound.saturating_sub(1));
         if claimed.is_none_or(|b| b >= job.floor) {
-            job.claim(r.task.index(), r.worker, claimed, r.scrutiny, &self.config);
+            job.claim(r.which, r.task, r.worker, claimed, r.scrutiny, &self.config);
         }
+        let mut tid = r.task;
         if r.iterate {
-            partial = job.distribute_whole(r.task.index(), bound, &r.iterations);
+            partial = job.distribute_whole(r.task, bound, &r.iterations);
+            tid = job.now.id(0);
             commands.push(job.progress(false));
         }
-        let tid = if r.iterate { 0 } else { r.task.index() };
+        let Some(task_predicted) = job
+            .layer(r.which)
+            .and_then(|l| l.get(tid))
+            .map(|t| t.predicted)
+        else {
+            return commands;
+        };
         let predicted = match job.bound_nodes.last() {
             Some(&last) if r.iterate => last as f64 * job.growth(),
-            _ => job.tasks[tid].predicted,
+            _ => task_predicted,
         };
         let remaining = (predicted - partial as f64).max(partial as f64);
-        let Some(new_tasks) = job.pieces(tid, &pieces, remaining) else {
+        let Some(new_tasks) = job.pieces(r.which, tid, &pieces, remaining) else {
             return self.forged(
                 r.job,
                 tid,
@@ -279,29 +357,43 @@ impl Scheduler {
                 "pieces that are not moves from the unit",
             );
         };
-        if job.tasks.len() + new_tasks.len() > self.config.max_tasks_per_job {
+        if job.task_count() + new_tasks.len() > self.config.max_tasks_per_job {
             // Too many tasks for one job: search this one again whole, and never ask it
             // back. What it searched is lost.
             job.stats.discarded_nodes = job.stats.discarded_nodes.saturating_add(partial);
-            let task = &mut job.tasks[tid];
-            task.unbudgeted = true;
-            task.state = TaskState::Pending;
-            job.queue.push(TaskId::at(tid));
+            if let Some(layer) = job.layer_mut(r.which)
+                && let Some(task) = layer.get_mut(tid)
+            {
+                task.unbudgeted = true;
+                task.state = TaskState::Pending;
+                layer.queue.push_back(tid);
+            }
             return commands;
         }
-        let task = &mut job.tasks[tid];
-        task.state = TaskState::Done;
-        let unit = &mut job.units[task.unit];
-        unit.nodes = unit.nodes.saturating_add(partial);
-        job.next_bound = job.next_bound.min(next_bound);
-        job.open -= 1;
+        if let Some(layer) = job.layer_mut(r.which) {
+            layer.next_bound = layer.next_bound.min(next_bound);
+        }
         job.stats.splits += 1;
-        let first = job.tasks.len();
-        job.open += new_tasks.len();
         job.stats.units += new_tasks.len();
-        job.tasks.extend(new_tasks);
-        let ids = TaskId::range(first, job.tasks.len()).collect();
-        job.push_next(ids);
+        let ids = job.add_tasks(r.which, new_tasks);
+        let Some(unit) = job.task_done(r.which, tid) else {
+            return commands;
+        };
+        let u = &mut job.units[unit];
+        match r.which {
+            Which::Now => u.nodes = u.nodes.saturating_add(partial),
+            Which::Early => u.early_nodes = u.early_nodes.saturating_add(partial),
+        }
+        if let Some(layer) = job.layer_mut(r.which) {
+            layer.push_next(ids);
+        }
+        if r.which == Which::Early {
+            return commands;
+        }
+        let slots = self.slots();
+        if let Some(job) = self.jobs.get_mut(&r.job) {
+            job.go_on(unit, &self.config, slots);
+        }
         commands.extend(self.after_task(r.job));
         commands
     }
@@ -309,48 +401,52 @@ impl Scheduler {
     /// The old way to stop at the node budget: the task is cut and its parts searched again;
     /// what it searched is lost.
     pub(super) fn on_budget_exceeded(&mut self, r: Reported) -> Vec<Command> {
-        let tid = r.task.index();
         let Some(job) = self.jobs.get_mut(&r.job) else {
             return Vec::new();
         };
+        let Some(task) = job.layer(r.which).and_then(|l| l.get(r.task)) else {
+            return Vec::new();
+        };
         if r.iterate
-            || job.tasks[tid].unbudgeted
+            || task.unbudgeted
             || self.config.node_budget == 0
             || r.expanded < self.config.node_budget
         {
             // Only a search given a budget stops at it, and only once it has spent it.
             return self.forged(
                 r.job,
-                tid,
+                r.task,
                 r.worker,
                 "a unit reported over a budget it did not have or did not spend",
             );
         }
+        let (unit, share, work) = (task.unit, task.predicted, task.work.clone());
         job.stats.discarded_nodes = job.stats.discarded_nodes.saturating_add(r.expanded);
-        let parts = job
-            .spec
-            .solver
-            .split_unit(&job.tasks[tid].work, self.config.split_parts);
-        if parts.len() <= 1 || job.tasks.len() + parts.len() > self.config.max_tasks_per_job {
-            let task = &mut job.tasks[tid];
-            task.unbudgeted = true;
-            task.state = TaskState::Pending;
-            job.queue.push(r.task);
+        let parts = job.spec.solver.split_unit(&work, self.config.split_parts);
+        let full = job.task_count() + parts.len() > self.config.max_tasks_per_job;
+        let Some(layer) = job.layer_mut(r.which) else {
+            return Vec::new();
+        };
+        if parts.len() <= 1 || full {
+            if let Some(task) = layer.get_mut(r.task) {
+                task.unbudgeted = true;
+                task.state = TaskState::Pending;
+                layer.queue.push_back(r.task);
+            }
             return Vec::new();
         }
-        job.tasks[tid].state = TaskState::Done;
-        job.open -= 1;
+        let share = share / parts.len() as f64;
         job.stats.splits += 1;
-        let unit = job.tasks[tid].unit;
-        let share = job.tasks[tid].predicted / parts.len() as f64;
-        let first = job.tasks.len();
-        for work in parts {
-            job.tasks.push(Task::new(unit, work, share));
-            job.open += 1;
-            job.stats.units += 1;
+        job.stats.units += parts.len();
+        let tasks = parts
+            .into_iter()
+            .map(|work| Task::new(unit, work, share))
+            .collect();
+        let ids = job.add_tasks(r.which, tasks);
+        job.task_done(r.which, r.task);
+        if let Some(layer) = job.layer_mut(r.which) {
+            layer.push_next(ids);
         }
-        let ids = TaskId::range(first, job.tasks.len()).collect();
-        job.push_next(ids);
         Vec::new()
     }
 
@@ -364,8 +460,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&r.job) else {
             return Vec::new();
         };
-        job.tasks[r.task.index()].state = TaskState::Pending;
-        job.queue.push(r.task);
+        job.requeue(r.which, r.task);
         Vec::new()
     }
 
@@ -395,8 +490,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return commands;
         };
-        job.tasks[r.task.index()].state = TaskState::Pending;
-        job.queue.push(r.task);
+        job.requeue(r.which, r.task);
         job.stats.requeued += 1;
         let limit = self.config.max_failures;
         let failing = self.workers.get_mut(&worker).is_some_and(|w| {
