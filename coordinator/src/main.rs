@@ -150,6 +150,15 @@ struct Args {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     async_bounds: bool,
+    /// Units are cut ahead of a bound no finer than the whole cluster searches in this many
+    /// microseconds (its rate on the job over its last bound), so that the coordinator keeps up
+    /// with many threads (no effect below some hundred threads); 0: no floor.
+    #[arg(
+        long,
+        env = "NPUZZLE_CLUSTER_TIME_PER_TASK_US",
+        default_value_t = SchedulerConfig::default().cluster_time_per_task.as_micros() as u64
+    )]
+    cluster_time_per_task_us: u64,
     /// Seconds of silence after which a worker is dropped and its units go to other workers.
     #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = SchedulerConfig::default().lease_timeout.as_secs())]
     lease_secs: u64,
@@ -283,6 +292,7 @@ impl Args {
                 hand_back_after: self.hand_back_after,
                 prefetch: self.prefetch,
                 async_bounds: self.async_bounds,
+                cluster_time_per_task: Duration::from_micros(self.cluster_time_per_task_us),
                 audit_fraction: self.audit_fraction,
                 probation: self.probation,
                 // Which reports are audited must not be predictable by a worker.
@@ -380,6 +390,10 @@ mod tests {
             ("hand_back_after", scheduler.hand_back_after.to_string()),
             ("prefetch", scheduler.prefetch.to_string()),
             ("async_bounds", scheduler.async_bounds.to_string()),
+            (
+                "cluster_time_per_task_us",
+                scheduler.cluster_time_per_task.as_micros().to_string(),
+            ),
             ("lease_secs", secs(scheduler.lease_timeout)),
             ("drain_secs", secs(config.drain)),
         ];

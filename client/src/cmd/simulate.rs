@@ -97,6 +97,14 @@ pub(crate) struct SimulateArgs {
         value_parser = boolish()
     )]
     async_bounds: bool,
+    /// Units are cut ahead of a bound no finer than the whole cluster searches in this many
+    /// microseconds (the coordinator's `--cluster-time-per-task-us`); 0: no floor.
+    #[arg(
+        long,
+        env = "NPUZZLE_SIM_CLUSTER_TIME_PER_TASK_US",
+        default_value_t = SchedulerConfig::default().cluster_time_per_task.as_micros() as u64
+    )]
+    cluster_time_per_task_us: u64,
     /// One JSON object per slot count.
     #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
@@ -177,6 +185,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         scheduler: SchedulerConfig {
             prefetch: args.prefetch,
             async_bounds: args.async_bounds,
+            cluster_time_per_task: std::time::Duration::from_micros(args.cluster_time_per_task_us),
             ..SchedulerConfig::default()
         },
         ..npuzzle_coordinator::sim::SimConfig::default()

@@ -72,6 +72,13 @@ pub struct SchedulerConfig {
     /// the bound below it. Off: a barrier per bound (every unit waits for the bound's last
     /// task).
     pub async_bounds: bool,
+    /// Units are cut ahead of a bound no finer than the whole cluster searches in this time
+    /// (its nodes per second on the job over its last bound): the coordinator handles each
+    /// task's assignment and result on one thread, a few microseconds each, so on many slots a
+    /// task must last longer for it to keep up (40 µs of the cluster is 40 ms of a slot at
+    /// 1,000 slots). On a few dozen slots this floor is below `min_split_nodes` and changes
+    /// nothing.
+    pub cluster_time_per_task: Duration,
 }
 
 impl Default for SchedulerConfig {
@@ -92,6 +99,7 @@ impl Default for SchedulerConfig {
             probation: 1,
             prefetch: true,
             async_bounds: true,
+            cluster_time_per_task: Duration::from_micros(40),
         }
     }
 }

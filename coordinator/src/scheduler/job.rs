@@ -92,6 +92,15 @@ pub(super) struct Task {
     pub(super) queued: bool,
 }
 
+/// How finely a job's units are cut: the slots that share the bound, and the fewest nodes a
+/// unit is cut down to (besides `min_split_nodes`): what the cluster searches in
+/// [`SchedulerConfig::cluster_time_per_task`].
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Grain {
+    pub(super) slots: usize,
+    pub(super) floor: f64,
+}
+
 /// Which of a job's task lists: the current bound's, or the next bound's searched early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Which {
@@ -239,6 +248,10 @@ pub(super) struct Job {
     pub(super) stats: JobStats,
     /// Its key in [`Scheduler::runnable`] while it has queued tasks.
     pub(super) indexed: Option<(usize, JobId)>,
+    /// The scheduler's clock and the job's nodes when its last bound ended (or it was
+    /// submitted), and the nodes per second the cluster searched it at in that bound.
+    pub(super) mark: Option<(Instant, u64)>,
+    pub(super) rate: Option<f64>,
     /// The bound it started from (the coordinator's own lower bound): where a restart begins.
     pub(super) floor: u32,
     /// The last exhausted bound's reports by workers on probation: audited before an answer
@@ -306,6 +319,8 @@ impl Job {
             candidate: None,
             running: 0,
             early_nodes: 0,
+            mark: None,
+            rate: None,
             indexed: None,
             floor: bound,
             deferred: Vec::new(),
@@ -472,8 +487,8 @@ impl Job {
 
     /// Starts the current bound: one task per unit, in depth-first order, after cutting the
     /// units predicted to be too large for their share of the bound. A new epoch.
-    pub(super) fn queue_all(&mut self, config: &SchedulerConfig, slots: usize) {
-        self.split_ahead(config, slots);
+    pub(super) fn queue_all(&mut self, config: &SchedulerConfig, grain: Grain) {
+        self.split_ahead(config, grain);
         let growth = self.growth();
         let epoch = self.new_epoch();
         self.now = Layer::new(epoch, self.now.bound, self.now.slot);
@@ -493,13 +508,28 @@ impl Job {
 
     /// The most nodes a unit may be predicted to take at a bound whose nodes in all are
     /// predicted to be `predicted_total` before it is cut ahead of time.
-    fn unit_cap(config: &SchedulerConfig, slots: usize, predicted_total: f64) -> f64 {
-        (predicted_total * config.max_unit_share / slots.max(1) as f64)
+    fn unit_cap(config: &SchedulerConfig, grain: Grain, predicted_total: f64) -> f64 {
+        (predicted_total * config.max_unit_share / grain.slots.max(1) as f64)
             .max(config.min_split_nodes as f64)
+            .max(grain.floor)
+    }
+
+    /// A bound ended at `now`: the cluster's rate on the job is measured over it.
+    pub(super) fn mark_bound(&mut self, now: Option<Instant>) {
+        let Some(now) = now else {
+            return;
+        };
+        if let Some((then, nodes)) = self.mark {
+            let secs = now.saturating_duration_since(then).as_secs_f64();
+            if secs > 0.0 {
+                self.rate = Some(self.stats.nodes.saturating_sub(nodes) as f64 / secs);
+            }
+        }
+        self.mark = Some((now, self.stats.nodes));
     }
 
     /// Cuts units whose predicted size exceeds their share of the coming bound.
-    pub(super) fn split_ahead(&mut self, config: &SchedulerConfig, slots: usize) {
+    pub(super) fn split_ahead(&mut self, config: &SchedulerConfig, grain: Grain) {
         let Some(&last) = self.bound_nodes.last() else {
             return;
         };
@@ -507,7 +537,7 @@ impl Job {
             return;
         }
         let growth = self.growth();
-        let cap = Job::unit_cap(config, slots, last as f64 * growth);
+        let cap = Job::unit_cap(config, grain, last as f64 * growth);
         let heavy: Vec<usize> = (0..self.units.len())
             .filter(|&i| {
                 let u = &self.units[i];
@@ -557,10 +587,10 @@ impl Job {
 
     /// Queues its first bound: a whole job (one unit, [`JobSpec::whole`]) as one task searched
     /// bound after bound, anything else as [`Job::queue_all`] does.
-    pub(super) fn start(&mut self, config: &SchedulerConfig, slots: usize) {
+    pub(super) fn start(&mut self, config: &SchedulerConfig, grain: Grain) {
         self.early = None;
         self.candidate = None;
-        self.queue_all(config, slots);
+        self.queue_all(config, grain);
         let whole = self.spec.whole && self.units.iter().filter(|u| !u.retired).count() == 1;
         if whole && let Some(task) = self.now.tasks.first_mut() {
             task.iterate = true;
@@ -577,7 +607,7 @@ impl Job {
     /// Unit `i` has exhausted the current bound: it goes on to the next one at once, as tasks
     /// of the next bound (the early layer, opened here at the current bound plus its last step), cut first if
     /// it is predicted too large for its share. Returns the tasks queued.
-    pub(super) fn go_on(&mut self, i: usize, config: &SchedulerConfig, slots: usize) -> usize {
+    pub(super) fn go_on(&mut self, i: usize, config: &SchedulerConfig, grain: Grain) -> usize {
         let unit = &self.units[i];
         if !config.async_bounds
             || unit.retired
@@ -602,7 +632,7 @@ impl Job {
         let predicted = self.units[i].nodes as f64 * growth;
         // The early bound is two past the last exhausted one.
         let cap = match self.bound_nodes.last() {
-            Some(&last) if last > 0 => Job::unit_cap(config, slots, last as f64 * growth * growth),
+            Some(&last) if last > 0 => Job::unit_cap(config, grain, last as f64 * growth * growth),
             _ => f64::INFINITY,
         };
         let parts = if predicted > cap && self.units.len() < config.max_tasks_per_job {

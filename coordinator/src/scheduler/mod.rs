@@ -131,7 +131,7 @@ pub use messages::{
 
 use audit::{Auditing, MAX_LIE_RESTARTS};
 use index::{AskKey, FreeWorkers, Visits};
-use job::{Job, MAX_BOUND_STEP, Task, TaskState, Unit, Which};
+use job::{Grain, Job, MAX_BOUND_STEP, Task, TaskState, Unit, Which};
 use members::Worker;
 use reports::Reported;
 
@@ -199,6 +199,18 @@ impl Scheduler {
             holders: HashMap::new(),
             visits: Visits::default(),
             clock: None,
+        }
+    }
+
+    /// How finely `job`'s units are cut now: the slots, and what the cluster searches for it in
+    /// [`SchedulerConfig::cluster_time_per_task`].
+    fn grain(&self, job: &Job) -> Grain {
+        let floor = job.rate.map_or(0.0, |rate| {
+            rate * self.config.cluster_time_per_task.as_secs_f64()
+        });
+        Grain {
+            slots: self.slots(),
+            floor,
         }
     }
 
@@ -307,7 +319,9 @@ impl Scheduler {
             .collect();
         let bound = units.iter().map(|u| u.f).min().unwrap_or(0);
         let mut job = Job::with_units(spec, units, bound);
-        job.start(&self.config, self.slots());
+        job.mark_bound(self.clock);
+        let grain = self.grain(&job);
+        job.start(&self.config, grain);
         job.stats.units = job.now.tasks.len();
         self.insert_job(job)
     }
@@ -555,6 +569,7 @@ impl Scheduler {
             None => {}
         }
         // Barrier reached: every task exhausted this bound.
+        job.mark_bound(self.clock);
         let mut commands = vec![job.progress(true)];
         self.visits.add(job.units.len());
         let mut total = 0u64;
@@ -613,9 +628,11 @@ impl Scheduler {
     /// for it finish unheeded (their epoch is over): no cancel, which a worker would apply to
     /// the job's new tasks too.
     fn restart(&mut self, job_id: JobId) -> Vec<Command> {
-        let slots = self.slots();
         self.unindex_job(job_id);
         self.drop_early(job_id);
+        let Some(grain) = self.jobs.get(&job_id).map(|j| self.grain(j)) else {
+            return Vec::new();
+        };
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
@@ -625,7 +642,7 @@ impl Scheduler {
         job.reporters.clear();
         job.now.bound = job.floor;
         job.stats.bounds = vec![job.floor];
-        job.start(&self.config, slots);
+        job.start(&self.config, grain);
         self.visits.add(job.units.len() + job.now.tasks.len());
         job.stats.units += job.now.tasks.len();
         let progress = job.progress(false);
@@ -639,7 +656,9 @@ impl Scheduler {
     /// what they searched; the others start it now), and a path found among them is its
     /// answer: every lower bound is now exhausted everywhere.
     fn promote_early(&mut self, job_id: JobId) -> Vec<Command> {
-        let slots = self.slots();
+        let Some(grain) = self.jobs.get(&job_id).map(|j| self.grain(j)) else {
+            return Vec::new();
+        };
         // Their place in the ask-back order changes: the current bound's go first.
         self.unindex_layer(job_id, Which::Early);
         let Some(job) = self.jobs.get_mut(&job_id) else {
@@ -686,7 +705,7 @@ impl Scheduler {
             .map(|(i, _)| i)
             .collect();
         for i in done {
-            job.go_on(i, &self.config, slots);
+            job.go_on(i, &self.config, grain);
         }
         commands.extend(self.after_task(job_id));
         commands
@@ -694,7 +713,9 @@ impl Scheduler {
 
     /// Moves job `job_id` on to bound `next`, or ends it past the deepest search.
     fn advance(&mut self, job_id: JobId, next: u32) -> Vec<Command> {
-        let slots = self.slots();
+        let Some(grain) = self.jobs.get(&job_id).map(|j| self.grain(j)) else {
+            return Vec::new();
+        };
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
@@ -733,7 +754,7 @@ impl Scheduler {
         };
         job.now.bound = next;
         job.stats.bounds.push(next);
-        job.queue_all(&self.config, slots);
+        job.queue_all(&self.config, grain);
         self.visits.add(job.units.len() + job.now.tasks.len());
         job.stats.units += job.now.tasks.len();
         commands.push(job.progress(false));

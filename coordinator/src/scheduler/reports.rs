@@ -278,9 +278,9 @@ impl Scheduler {
         if r.which == Which::Early {
             return Vec::new();
         }
-        let slots = self.slots();
-        if let Some(job) = self.jobs.get_mut(&r.job) {
-            job.go_on(unit, &self.config, slots);
+        let grain = self.jobs.get(&r.job).map(|j| self.grain(j));
+        if let (Some(job), Some(grain)) = (self.jobs.get_mut(&r.job), grain) {
+            job.go_on(unit, &self.config, grain);
         }
         self.after_task(r.job)
     }
@@ -390,9 +390,9 @@ impl Scheduler {
         if r.which == Which::Early {
             return commands;
         }
-        let slots = self.slots();
-        if let Some(job) = self.jobs.get_mut(&r.job) {
-            job.go_on(unit, &self.config, slots);
+        let grain = self.jobs.get(&r.job).map(|j| self.grain(j));
+        if let (Some(job), Some(grain)) = (self.jobs.get_mut(&r.job), grain) {
+            job.go_on(unit, &self.config, grain);
         }
         commands.extend(self.after_task(r.job));
         commands
