@@ -655,6 +655,7 @@ impl Job {
             .collect();
         let ids = self.add_tasks(Which::Early, tasks);
         let queued = ids.len();
+        self.stats.units += queued;
         if let Some(early) = self.early.as_deref_mut() {
             early.push_ordered(ids);
         }
