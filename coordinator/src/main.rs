@@ -122,10 +122,15 @@ struct Args {
     #[arg(long, env = "NPUZZLE_UNIT_BUDGET", default_value_t = SchedulerConfig::default().node_budget)]
     unit_budget: u64,
     /// When a search thread is idle and nothing is queued, the largest running unit is asked
-    /// for the rest of its work once it has searched this many nodes: searches that end sooner
-    /// are never cut.
+    /// for the rest of its work; a whole search stops once it has searched this many nodes, so
+    /// that searches that end sooner are never cut (units of a search already cut:
+    /// `--cut-hand-back-after`).
     #[arg(long, env = "NPUZZLE_HAND_BACK_AFTER", default_value_t = SchedulerConfig::default().hand_back_after)]
     hand_back_after: u64,
+    /// A unit of a search already cut, asked back for idle search threads, stops after this
+    /// many nodes (at most `--hand-back-after`): only the speed of a bound's tail is at stake.
+    #[arg(long, env = "NPUZZLE_CUT_HAND_BACK_AFTER", default_value_t = SchedulerConfig::default().cut_hand_back_after)]
+    cut_hand_back_after: u64,
     /// Send each worker that supports it up to one unit per search thread ahead of time, which
     /// it starts the moment a thread frees (no round trip between units); units sent ahead and
     /// not started are taken back first when a thread elsewhere idles. `false`: one unit per
@@ -290,6 +295,7 @@ impl Args {
             scheduler: SchedulerConfig {
                 node_budget: self.unit_budget,
                 hand_back_after: self.hand_back_after,
+                cut_hand_back_after: self.cut_hand_back_after,
                 prefetch: self.prefetch,
                 async_bounds: self.async_bounds,
                 cluster_time_per_task: Duration::from_micros(self.cluster_time_per_task_us),
@@ -388,6 +394,10 @@ mod tests {
             ("quarantine_secs", secs(config.quarantine_for)),
             ("unit_budget", scheduler.node_budget.to_string()),
             ("hand_back_after", scheduler.hand_back_after.to_string()),
+            (
+                "cut_hand_back_after",
+                scheduler.cut_hand_back_after.to_string(),
+            ),
             ("prefetch", scheduler.prefetch.to_string()),
             ("async_bounds", scheduler.async_bounds.to_string()),
             (

@@ -105,6 +105,14 @@ pub(crate) struct SimulateArgs {
         default_value_t = SchedulerConfig::default().cluster_time_per_task.as_micros() as u64
     )]
     cluster_time_per_task_us: u64,
+    /// A task of a job already cut, asked back, stops after this many nodes (the coordinator's
+    /// `--cut-hand-back-after`).
+    #[arg(
+        long,
+        env = "NPUZZLE_SIM_CUT_HAND_BACK_AFTER",
+        default_value_t = SchedulerConfig::default().cut_hand_back_after
+    )]
+    cut_hand_back_after: u64,
     /// One JSON object per slot count.
     #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
@@ -186,6 +194,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             prefetch: args.prefetch,
             async_bounds: args.async_bounds,
             cluster_time_per_task: std::time::Duration::from_micros(args.cluster_time_per_task_us),
+            cut_hand_back_after: args.cut_hand_back_after,
             ..SchedulerConfig::default()
         },
         ..npuzzle_coordinator::sim::SimConfig::default()

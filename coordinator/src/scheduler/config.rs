@@ -23,9 +23,13 @@ pub struct SchedulerConfig {
     pub min_split_nodes: u64,
     /// A worker silent for this long is considered lost.
     pub lease_timeout: Duration,
-    /// A running task asked back for idle slots stops once it has searched this many nodes (a
-    /// job that finishes within them is never cut; `u64::MAX`: never ask).
+    /// A whole search asked back for idle slots stops once it has searched this many nodes (a
+    /// job that finishes within them is never cut; `u64::MAX`: never ask back anything).
     pub hand_back_after: u64,
+    /// …and a task of a job already cut (a unit, or a piece of one) once it has searched this
+    /// many (at most `hand_back_after`): its job is distributed already, so a short wait only
+    /// splits the bound's tail sooner.
+    pub cut_hand_back_after: u64,
     /// Tasks one job may have in a bound, and units it may be cut into: past it, a task that
     /// hands back pieces is searched again whole without a budget instead, so that no worker can
     /// grow a job's memory without limit.
@@ -90,6 +94,7 @@ impl Default for SchedulerConfig {
             min_split_nodes: 20_000,
             lease_timeout: Duration::from_secs(10),
             hand_back_after: 50_000,
+            cut_hand_back_after: 2_000,
             max_tasks_per_job: 200_000,
             max_failures: 8,
             ask_timeout: Duration::from_secs(3),

@@ -170,11 +170,31 @@ impl Scheduler {
                 }
             }
         }
-        let after_nodes = self.config.hand_back_after;
         for (job_id, tid, worker) in newcomers.into_iter().chain(candidates) {
+            let after_nodes = self.hand_back_after(job_id, tid);
             commands.extend(self.ask(job_id, tid, worker, after_nodes));
         }
         commands
+    }
+
+    /// After how many nodes task `tid` of `job_id`, asked back, stops: a whole search once it
+    /// has searched [`SchedulerConfig::hand_back_after`] (a job that ends within them is never
+    /// cut), a task of a job already cut after
+    /// [`SchedulerConfig::cut_hand_back_after`] (only the speed of the bound's tail is at stake).
+    ///
+    /// [`SchedulerConfig::hand_back_after`]: super::SchedulerConfig::hand_back_after
+    /// [`SchedulerConfig::cut_hand_back_after`]: super::SchedulerConfig::cut_hand_back_after
+    fn hand_back_after(&self, job_id: JobId, tid: TaskId) -> u64 {
+        let whole = (self.jobs.get(&job_id))
+            .and_then(|j| j.task(tid))
+            .is_none_or(|t| t.iterate);
+        if whole {
+            self.config.hand_back_after
+        } else {
+            self.config
+                .cut_hand_back_after
+                .min(self.config.hand_back_after)
+        }
     }
 
     /// Takes back tasks sent ahead and not started, the largest first, one for each idle slot
@@ -206,10 +226,12 @@ impl Scheduler {
                 break;
             }
         }
-        let after_nodes = self.config.hand_back_after;
         picked
             .into_iter()
-            .filter_map(|(job_id, tid, worker)| self.ask(job_id, tid, worker, after_nodes))
+            .filter_map(|(job_id, tid, worker)| {
+                let after_nodes = self.hand_back_after(job_id, tid);
+                self.ask(job_id, tid, worker, after_nodes)
+            })
             .collect()
     }
 

@@ -28,7 +28,8 @@
 //!    costs. While more jobs are runnable than slots (a batch), that is the right grain.
 //! 2. **Cut only when a slot would idle.** When a worker slot is free and no unit is queued that
 //!    it could search, the coordinator asks the largest running unit back ([`Command::Yield`]):
-//!    once it has searched [`SchedulerConfig::hand_back_after`] nodes, its worker stops and
+//!    once it has searched [`SchedulerConfig::hand_back_after`] nodes (a whole job) or
+//!    [`SchedulerConfig::cut_hand_back_after`] (a task of a job already cut), its worker stops and
 //!    hands back the rest of its bound as *pieces* (the siblings not yet tried on each level of
 //!    the depth-first path where it stopped, and the node it stopped at), keeping what it
 //!    searched. A unit that exceeds its node budget does the same. The pieces are queued at
