@@ -342,7 +342,7 @@ impl Job {
         job.now.probation_claims = probation_claims;
         job.floor = floor;
         job.deferred = deferred;
-        job.reporters = HashSet::from([RESTORED_REPORTER]);
+        job.reporters = [RESTORED_REPORTER].into_iter().collect();
         job.lies_seen = cp.lies_seen;
         let ids = job.add_tasks(Which::Now, tasks);
         job.now.push_next(ids);

@@ -4,7 +4,9 @@
 //! job may move on, which next bound is honest). Everything here is about one job; who searches
 //! a task is decided in `dispatch.rs`, and what a report does to a job in `reports.rs`.
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+
+use foldhash::{HashSet, HashSetExt};
 use std::ops::Range;
 use std::time::Instant;
 

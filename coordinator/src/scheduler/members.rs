@@ -5,7 +5,9 @@
 //! disconnects. Its tasks then go back to their jobs' queues.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+
+use foldhash::{HashSet, HashSetExt};
 use std::time::Instant;
 
 use npuzzle_solver::Shape;

@@ -115,7 +115,9 @@ mod members;
 mod messages;
 mod reports;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::{HashMap, HashMapExt};
 use std::time::Instant;
 
 use npuzzle_solver::Shape;
