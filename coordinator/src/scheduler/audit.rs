@@ -123,7 +123,7 @@ impl Job {
     pub(super) fn start_audits(&mut self, audits: Vec<(usize, WorkUnit, AuditOf)>) {
         let epoch = self.new_epoch();
         let bound = self.now.bound;
-        self.now = Layer::new(epoch, bound, self.now.slot);
+        self.replace_now(Layer::new(epoch, bound, self.now.slot));
         let tasks = audits
             .into_iter()
             .map(|(unit, work, audit)| Task {

@@ -391,6 +391,9 @@ impl Scheduler {
         assert_eq!(free.slots, self.free.slots, "free slots");
         assert_eq!(free.by_shape, self.free.by_shape, "free workers by shape");
         assert_eq!(busy, self.busy_slots, "busy slots");
+        for (id, job) in &self.jobs {
+            assert_eq!(job.running, job.running_tasks(), "job {id}'s running tasks");
+        }
         let live: HashMap<JobId, BTreeMap<WorkerId, usize>> = holders
             .into_iter()
             .filter(|(j, _)| self.jobs.contains_key(j))

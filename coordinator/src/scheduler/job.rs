@@ -1,15 +1,15 @@
 //! A job's books: its [`Unit`]s (subtrees searched again at every bound until they are cut),
 //! the [`Task`]s of the current bound (a unit, or a piece handed back from one) and of the next
-//! bound, searched early ([`Layer`]s), their queues and the barrier counts, and the rules for bounds (how far a
-//! job may move on, which next bound is honest). Everything here is about one job; who searches
-//! a task is decided in `dispatch.rs`, and what a report does to a job in `reports.rs`.
+//! bound, searched early ([`Layer`]s), their queues and the barrier counts, and the rules for
+//! bounds (how far a job may move on, which next bound is honest). Everything here is about one
+//! job; who searches a task is decided in `dispatch.rs`, and what a report does to a job in
+//! `reports.rs`.
 
 use std::collections::{BTreeSet, VecDeque};
-
-use foldhash::{HashSet, HashSetExt};
 use std::ops::Range;
 use std::time::Instant;
 
+use foldhash::{HashSet, HashSetExt};
 use npuzzle_solver::{Move, Solver, WorkUnit};
 
 use super::SchedulerConfig;
@@ -193,6 +193,12 @@ impl Layer {
         (asked - taken_back, taken_back)
     }
 
+    /// Its tasks running (the scheduler's view).
+    fn running(&self) -> usize {
+        let running = |t: &&Task| matches!(t.state, TaskState::Running { .. });
+        self.tasks.iter().filter(running).count()
+    }
+
     /// Queues tasks in depth-first order behind those of `queue` (see `ordered`).
     pub(super) fn push_ordered(&mut self, ids: Vec<TaskId>) {
         for id in ids {
@@ -270,6 +276,22 @@ pub(super) struct Job {
 }
 
 impl Unit {
+    /// Its count of tasks not yet done in layer `which`.
+    fn open_in(&mut self, which: Which) -> &mut u32 {
+        match which {
+            Which::Now => &mut self.open,
+            Which::Early => &mut self.early_open,
+        }
+    }
+
+    /// Its nodes so far at the bound of layer `which`.
+    fn nodes_in(&mut self, which: Which) -> &mut u64 {
+        match which {
+            Which::Now => &mut self.nodes,
+            Which::Early => &mut self.early_nodes,
+        }
+    }
+
     pub(super) fn new(work: WorkUnit, solver: &Solver, last_nodes: u64) -> Unit {
         Unit {
             f: solver.unit_lower_bound(&work).unwrap_or(work.g),
@@ -392,38 +414,34 @@ impl Job {
         self.layer(self.which(epoch, tid)?)?.get(tid)
     }
 
-    /// Adds `tasks` to layer `which` (not queued), counting them open in their units.
-    pub(super) fn add_tasks(&mut self, which: Which, tasks: Vec<Task>) -> Vec<TaskId> {
-        let units = &mut self.units;
-        let Some(layer) = (match which {
+    /// Layer `which` and the units, borrowed apart.
+    fn layer_and_units(&mut self, which: Which) -> Option<(&mut Layer, &mut [Unit])> {
+        let layer = match which {
             Which::Now => Some(&mut self.now),
             Which::Early => self.early.as_deref_mut(),
-        }) else {
+        }?;
+        Some((layer, &mut self.units))
+    }
+
+    /// Adds `tasks` to layer `which` (not queued), counting them open in their units.
+    pub(super) fn add_tasks(&mut self, which: Which, tasks: Vec<Task>) -> Vec<TaskId> {
+        let Some((layer, units)) = self.layer_and_units(which) else {
             return Vec::new();
         };
-        let first = layer.tasks.len();
-        for task in &tasks {
-            if task.audit.is_none() {
-                let unit = &mut units[task.unit];
-                match which {
-                    Which::Now => unit.open += 1,
-                    Which::Early => unit.early_open += 1,
-                }
-            }
+        for task in tasks.iter().filter(|t| t.audit.is_none()) {
+            *units[task.unit].open_in(which) += 1;
         }
+        let first = layer.tasks.len();
         layer.open += tasks.len();
         layer.tasks.extend(tasks);
         let end = layer.tasks.len();
         layer.ids(first..end).collect()
     }
 
-    /// Task `tid` of layer `which` is done for its bound. Returns its unit.
+    /// Task `tid` of layer `which` is done for its bound. Returns its unit (`None` for an
+    /// audit, or a task done already).
     pub(super) fn task_done(&mut self, which: Which, tid: TaskId) -> Option<usize> {
-        let units = &mut self.units;
-        let layer = match which {
-            Which::Now => Some(&mut self.now),
-            Which::Early => self.early.as_deref_mut(),
-        }?;
+        let (layer, units) = self.layer_and_units(which)?;
         let task = layer.get_mut(tid)?;
         if task.state == TaskState::Done {
             return None;
@@ -434,23 +452,66 @@ impl Job {
         if audit {
             return None;
         }
-        let task_unit = unit;
-        let unit = &mut units[task_unit];
-        match which {
-            Which::Now => unit.open = unit.open.saturating_sub(1),
-            Which::Early => unit.early_open = unit.early_open.saturating_sub(1),
+        let open = units[unit].open_in(which);
+        *open = open.saturating_sub(1);
+        Some(unit)
+    }
+
+    /// Task `tid` of layer `which` reported its part of the bound searched (`nodes` of them;
+    /// `next_bound` the least f above the bound it met): it is done, and its unit counts them.
+    /// Returns its unit.
+    pub(super) fn searched(
+        &mut self,
+        which: Which,
+        tid: TaskId,
+        nodes: u64,
+        next_bound: u32,
+    ) -> Option<usize> {
+        let unit = self.task_done(which, tid)?;
+        let (layer, units) = self.layer_and_units(which)?;
+        layer.next_bound = layer.next_bound.min(next_bound);
+        let count = units[unit].nodes_in(which);
+        *count = count.saturating_add(nodes);
+        Some(unit)
+    }
+
+    /// Task `tid` of layer `which` goes back to its queue: to go out next, or (`last`) after
+    /// every task queued. False if there is no such task.
+    fn requeue_at(&mut self, which: Which, tid: TaskId, last: bool) -> bool {
+        let Some(layer) = self.layer_mut(which) else {
+            return false;
+        };
+        let Some(task) = layer.get_mut(tid) else {
+            return false;
+        };
+        task.state = TaskState::Pending;
+        if last {
+            layer.queue.push_front(tid);
+        } else {
+            layer.queue.push_back(tid);
         }
-        Some(task_unit)
+        true
     }
 
     /// Task `tid` of layer `which` goes back to its queue, to go out next.
     pub(super) fn requeue(&mut self, which: Which, tid: TaskId) {
-        if let Some(layer) = self.layer_mut(which)
-            && let Some(task) = layer.get_mut(tid)
-        {
-            task.state = TaskState::Pending;
-            layer.queue.push_back(tid);
+        self.requeue_at(which, tid, false);
+    }
+
+    /// Task `tid` (of either layer) goes back to its queue, to go out after every task queued.
+    /// False if there is no such task.
+    pub(super) fn requeue_last(&mut self, tid: TaskId) -> bool {
+        self.which_id(tid)
+            .is_some_and(|which| self.requeue_at(which, tid, true))
+    }
+
+    /// Task `tid` of layer `which` goes back to its queue, to go out next, to be searched whole
+    /// without a budget and never asked back (it could not be cut further).
+    pub(super) fn requeue_unbudgeted(&mut self, which: Which, tid: TaskId) {
+        if let Some(task) = self.layer_mut(which).and_then(|l| l.get_mut(tid)) {
+            task.unbudgeted = true;
         }
+        self.requeue(which, tid);
     }
 
     /// Whether the early tasks may go out: once the current bound's are all out, while
@@ -477,6 +538,19 @@ impl Job {
         self.next_queued().is_some()
     }
 
+    /// The current bound's tasks are replaced by `layer`: those still running finish unheeded
+    /// (their epoch is over), so the job's running tasks are the early ones only.
+    pub(super) fn replace_now(&mut self, layer: Layer) {
+        self.now = layer;
+        self.running = self.early.as_ref().map_or(0, |e| e.running());
+    }
+
+    /// Its tasks running in both layers, counted (what `running` keeps).
+    #[cfg(debug_assertions)]
+    pub(super) fn running_tasks(&self) -> usize {
+        self.now.running() + self.early.as_ref().map_or(0, |e| e.running())
+    }
+
     /// Tasks held in both layers (`max_tasks_per_job` caps them).
     pub(super) fn task_count(&self) -> usize {
         self.now.tasks.len() + self.early.as_ref().map_or(0, |e| e.tasks.len())
@@ -493,7 +567,7 @@ impl Job {
         self.split_ahead(config, grain);
         let growth = self.growth();
         let epoch = self.new_epoch();
-        self.now = Layer::new(epoch, self.now.bound, self.now.slot);
+        self.replace_now(Layer::new(epoch, self.now.bound, self.now.slot));
         for unit in &mut self.units {
             unit.open = 0;
             unit.early = false;

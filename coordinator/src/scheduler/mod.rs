@@ -116,10 +116,9 @@ mod messages;
 mod reports;
 
 use std::collections::{BTreeMap, BTreeSet};
-
-use foldhash::{HashMap, HashMapExt};
 use std::time::Instant;
 
+use foldhash::{HashMap, HashMapExt};
 use npuzzle_solver::Shape;
 
 pub use admission::{Capabilities, HeuristicUnavailable, choose_heuristic};
@@ -436,10 +435,13 @@ impl Scheduler {
             job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
             let per_worker = job.stats.worker_nodes.entry(worker).or_default();
             *per_worker = per_worker.saturating_add(result.expanded);
-            if job.which(result.epoch, result.task) == Some(Which::Early) {
+            let which = job.which(result.epoch, result.task);
+            if which == Some(Which::Early) {
                 job.early_nodes = job.early_nodes.saturating_add(result.expanded);
             }
-            let state = job.task_at(result.epoch, result.task).map(|t| t.state);
+            let state = (which.and_then(|w| job.layer(w)))
+                .and_then(|l| l.get(result.task))
+                .map(|t| t.state);
             let current =
                 matches!(state, Some(TaskState::Running { worker: w, .. }) if w == worker);
             let asked_back = matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker);
@@ -631,7 +633,7 @@ impl Scheduler {
     /// for it finish unheeded (their epoch is over): no cancel, which a worker would apply to
     /// the job's new tasks too.
     fn restart(&mut self, job_id: JobId) -> Vec<Command> {
-        self.unindex_job(job_id);
+        self.unindex_layer(job_id, Which::Now);
         self.drop_early(job_id);
         let Some(grain) = self.jobs.get(&job_id).map(|j| self.grain(j)) else {
             return Vec::new();
@@ -675,16 +677,25 @@ impl Scheduler {
         job.stats.bounds.push(job.now.bound);
         let growth = job.growth();
         self.visits.add(job.units.len());
+        // Units without early tasks start the bound now; those whose early tasks are all done
+        // go on to the next.
         let mut late = Vec::new();
+        let mut done = Vec::new();
         for (i, unit) in job.units.iter_mut().enumerate() {
             unit.nodes = std::mem::take(&mut unit.early_nodes);
             unit.open = std::mem::take(&mut unit.early_open);
-            if !std::mem::take(&mut unit.early) && !unit.retired {
+            let went_on = std::mem::take(&mut unit.early);
+            if unit.retired {
+                continue;
+            }
+            if !went_on {
                 late.push(Task::new(
                     i,
                     unit.work.clone(),
                     unit.last_nodes as f64 * growth,
                 ));
+            } else if unit.open == 0 {
+                done.push(i);
             }
         }
         job.stats.units += late.len();
@@ -699,14 +710,9 @@ impl Scheduler {
             commands.extend(self.answer(job_id, finder, path));
             return commands;
         }
-        // Units already done with this bound go on to the next.
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return commands;
         };
-        let done: Vec<usize> = (job.units.iter().enumerate())
-            .filter(|(_, u)| !u.retired && u.open == 0)
-            .map(|(i, _)| i)
-            .collect();
         for i in done {
             job.go_on(i, &self.config, grain);
         }

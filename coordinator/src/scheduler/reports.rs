@@ -8,7 +8,7 @@ use npuzzle_solver::{HeuristicKind, Move};
 
 use super::Scheduler;
 use super::audit::{AuditOf, Auditing, MAX_LIE_RESTARTS, Scrutiny};
-use super::job::{MAX_BOUND_STEP, Task, TaskState, Which, valid_next_bound};
+use super::job::{MAX_BOUND_STEP, Task, Which, valid_next_bound};
 use super::messages::{
     Command, DisconnectReason, HandedBack, JobId, JobOutcome, Report, TaskId, WorkerId,
 };
@@ -47,21 +47,10 @@ impl Scheduler {
             worker = worker.0,
             "{what}; dropping the worker"
         );
-        if let Some(job) = self.jobs.get_mut(&job_id) {
-            let requeued = job
-                .which_id(tid)
-                .and_then(|w| job.layer_mut(w))
-                .is_some_and(|layer| {
-                    let Some(task) = layer.get_mut(tid) else {
-                        return false;
-                    };
-                    task.state = TaskState::Pending;
-                    layer.queue.push_front(tid);
-                    true
-                });
-            if requeued {
-                job.stats.requeued += 1;
-            }
+        if let Some(job) = self.jobs.get_mut(&job_id)
+            && job.requeue_last(tid)
+        {
+            job.stats.requeued += 1;
         }
         self.drop_worker(worker, Some(DisconnectReason::ForgedResult))
     }
@@ -133,8 +122,7 @@ impl Scheduler {
                 bound: len - 1,
                 before_answer: true,
             };
-            let audits = vec![(task.unit, task.work.clone(), audit)];
-            job.start_audits(audits);
+            job.start_audits(vec![(task.unit, task.work.clone(), audit)]);
             return Vec::new();
         }
         let Some(mut job) = self.retire(r.job) else {
@@ -262,27 +250,26 @@ impl Scheduler {
                 "a next bound that is not above the bound or past the deepest search",
             );
         }
-        let Some(unit) = job.task_done(r.which, r.task) else {
+        let Some(unit) = job.searched(r.which, r.task, r.expanded, next_bound) else {
             return Vec::new();
         };
-        let u = &mut job.units[unit];
-        match r.which {
-            Which::Now => u.nodes = u.nodes.saturating_add(r.expanded),
-            Which::Early => u.early_nodes = u.early_nodes.saturating_add(r.expanded),
-        }
-        if let Some(layer) = job.layer_mut(r.which) {
-            layer.next_bound = layer.next_bound.min(next_bound);
-        }
         job.reporters.insert(r.worker);
         job.claim(r.which, r.task, r.worker, None, r.scrutiny, &self.config);
-        if r.which == Which::Early {
+        self.after_unit_task(r.job, r.which, unit)
+    }
+
+    /// After a task of `unit` of job `job_id` is done in layer `which`: a unit done with the
+    /// current bound goes on to the next, and the bound may be over. (An early task's end
+    /// changes nothing else: the bound ahead ends when it becomes the current one.)
+    fn after_unit_task(&mut self, job_id: JobId, which: Which, unit: usize) -> Vec<Command> {
+        if which == Which::Early {
             return Vec::new();
         }
-        let grain = self.jobs.get(&r.job).map(|j| self.grain(j));
-        if let (Some(job), Some(grain)) = (self.jobs.get_mut(&r.job), grain) {
+        let grain = self.jobs.get(&job_id).map(|j| self.grain(j));
+        if let (Some(job), Some(grain)) = (self.jobs.get_mut(&job_id), grain) {
             job.go_on(unit, &self.config, grain);
         }
-        self.after_task(r.job)
+        self.after_task(job_id)
     }
 
     /// The worker stopped part-way through `bound` (its node budget, or asked back), keeping
@@ -361,40 +348,20 @@ impl Scheduler {
             // Too many tasks for one job: search this one again whole, and never ask it
             // back. What it searched is lost.
             job.stats.discarded_nodes = job.stats.discarded_nodes.saturating_add(partial);
-            if let Some(layer) = job.layer_mut(r.which)
-                && let Some(task) = layer.get_mut(tid)
-            {
-                task.unbudgeted = true;
-                task.state = TaskState::Pending;
-                layer.queue.push_back(tid);
-            }
+            job.requeue_unbudgeted(r.which, tid);
             return commands;
-        }
-        if let Some(layer) = job.layer_mut(r.which) {
-            layer.next_bound = layer.next_bound.min(next_bound);
         }
         job.stats.splits += 1;
         job.stats.units += new_tasks.len();
+        // The pieces first: the unit is not done with the bound while they are open.
         let ids = job.add_tasks(r.which, new_tasks);
-        let Some(unit) = job.task_done(r.which, tid) else {
+        let Some(unit) = job.searched(r.which, tid, partial, next_bound) else {
             return commands;
         };
-        let u = &mut job.units[unit];
-        match r.which {
-            Which::Now => u.nodes = u.nodes.saturating_add(partial),
-            Which::Early => u.early_nodes = u.early_nodes.saturating_add(partial),
-        }
         if let Some(layer) = job.layer_mut(r.which) {
             layer.push_next(ids);
         }
-        if r.which == Which::Early {
-            return commands;
-        }
-        let grain = self.jobs.get(&r.job).map(|j| self.grain(j));
-        if let (Some(job), Some(grain)) = (self.jobs.get_mut(&r.job), grain) {
-            job.go_on(unit, &self.config, grain);
-        }
-        commands.extend(self.after_task(r.job));
+        commands.extend(self.after_unit_task(r.job, r.which, unit));
         commands
     }
 
@@ -423,16 +390,8 @@ impl Scheduler {
         let (unit, share, work) = (task.unit, task.predicted, task.work.clone());
         job.stats.discarded_nodes = job.stats.discarded_nodes.saturating_add(r.expanded);
         let parts = job.spec.solver.split_unit(&work, self.config.split_parts);
-        let full = job.task_count() + parts.len() > self.config.max_tasks_per_job;
-        let Some(layer) = job.layer_mut(r.which) else {
-            return Vec::new();
-        };
-        if parts.len() <= 1 || full {
-            if let Some(task) = layer.get_mut(r.task) {
-                task.unbudgeted = true;
-                task.state = TaskState::Pending;
-                layer.queue.push_back(r.task);
-            }
+        if parts.len() <= 1 || job.task_count() + parts.len() > self.config.max_tasks_per_job {
+            job.requeue_unbudgeted(r.which, r.task);
             return Vec::new();
         }
         let share = share / parts.len() as f64;
