@@ -40,7 +40,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use npuzzle_solver::{BoundTrace, HeuristicKind, Move, Solver, Trace, TraceEntry, dfs_key};
+use npuzzle_solver::{Board, BoundTrace, HeuristicKind, Move, Solver, Trace, TraceEntry, dfs_key};
 
 use crate::scheduler::{
     Assignment, Capabilities, Command, HandedBack, JobId, JobSpec, Report, Scheduler,
@@ -160,6 +160,9 @@ pub struct SimReport {
     pub commands: u64,
     /// Virtual seconds the coordinator spent in the scheduler ([`SimConfig::coordinator_cost`]).
     pub coordinator_secs: f64,
+    /// The part of `coordinator_secs` spent before the last answer left (the rest went on the
+    /// cancels after it): one thread's time, so never more than the makespan.
+    pub coordinator_secs_to_answer: f64,
     /// Virtual seconds messages to the coordinator waited for it to be free, in all and at most.
     pub wait_secs: f64,
     pub max_wait_secs: f64,
@@ -270,15 +273,12 @@ impl JobTrace {
     }
 
     /// The entries below `prefix` in bound `bi`, and the share of each a task at `prefix` gets
-    /// (below 1 when the prefix is deeper than the trace).
+    /// (below 1 when the prefix is deeper than the trace: see [`JobTrace::deep_share`]).
     fn range(&self, bi: usize, prefix: &[Move]) -> (std::ops::Range<usize>, f64) {
         let keys = &self.keys[bi];
         let depth = self.trace.bounds[bi].depth as usize;
         let (key, share) = if prefix.len() > depth {
-            (
-                dfs_key(&prefix[..depth]),
-                (1.0f64 / 3.0).powi((prefix.len() - depth) as i32),
-            )
+            (dfs_key(&prefix[..depth]), self.deep_share(prefix, depth))
         } else {
             (dfs_key(prefix), 1.0)
         };
@@ -287,31 +287,116 @@ impl JobTrace {
         (start..end, share)
     }
 
+    /// The share of a traced subtree (at `depth`) that lies below `prefix`, deeper. The trace
+    /// knows nothing below its depth, so a node's nodes are shared evenly among its children
+    /// (the blank's moves other than back): a subtree's nodes stay the sum of its pieces'.
+    fn deep_share(&self, prefix: &[Move], depth: usize) -> f64 {
+        let Ok(mut board) = self.trace.board.apply(&prefix[..depth]) else {
+            return 0.0;
+        };
+        let mut share = 1.0f64;
+        for (i, &mv) in prefix.iter().enumerate().skip(depth) {
+            let last = i.checked_sub(1).map(|j| prefix[j]);
+            share /= children(&board, last).len().max(1) as f64;
+            let Some(next) = board.after(mv) else {
+                return 0.0;
+            };
+            board = next;
+        }
+        share
+    }
+
+    /// A depth-first search of the subtree at `root` (`nodes` in all, shared among children as
+    /// in [`JobTrace::deep_share`]) that stops after `budget` nodes, as a real search asked back
+    /// does: the nodes it searched, and the siblings it had not reached on each level of its
+    /// path, deepest first (the order a real search hands them back in), with their nodes.
+    fn stop_inside(&self, root: &[Move], nodes: u64, budget: u64) -> (u64, Vec<(Vec<Move>, u64)>) {
+        let Ok(mut board) = self.trace.board.apply(root) else {
+            return (nodes, Vec::new());
+        };
+        let mut path = root.to_vec();
+        let (mut left, mut budget) = (nodes, budget);
+        let mut spent = 0u64;
+        let mut levels: Vec<Vec<(Vec<Move>, u64)>> = Vec::new();
+        loop {
+            let kids = children(&board, path.last().copied());
+            // What is left fits in the budget (or nothing below can be split): searched whole.
+            if left <= budget.saturating_add(1) || kids.is_empty() || path.len() >= 255 {
+                spent += left;
+                break;
+            }
+            let child = (left - 1) / kids.len() as u64;
+            spent += 1;
+            budget = budget.saturating_sub(1);
+            let mut next = 0;
+            while next + 1 < kids.len() && budget >= child {
+                spent += child;
+                budget -= child;
+                next += 1;
+            }
+            levels.push(
+                kids[next + 1..]
+                    .iter()
+                    .map(|&m| {
+                        let mut p = path.clone();
+                        p.push(m);
+                        (p, child)
+                    })
+                    .collect(),
+            );
+            let Some(b) = board.after(kids[next]) else {
+                break;
+            };
+            board = b;
+            path.push(kids[next]);
+            left = child;
+        }
+        (spent, levels.into_iter().rev().flatten().collect())
+    }
+
     /// Task `prefix` under bound index `bi`, stopping once `stop_at` nodes are searched: its
     /// nodes and what it reports.
     fn search_bound(&self, bi: usize, prefix: &[Move], stop_at: u64) -> (u64, Report) {
         let b = &self.trace.bounds[bi];
         let (range, share) = self.range(bi, prefix);
+        let split = |nodes: u64, pieces: Vec<(Vec<Move>, u64)>| {
+            (
+                nodes,
+                Report::Split {
+                    bound: b.bound,
+                    next_bound: u32::MAX,
+                    pieces: handed_back(b.bound, prefix.len(), pieces),
+                },
+            )
+        };
         let mut nodes = 0u64;
         for i in range.clone() {
-            let entry_nodes = ((b.entries[i].nodes as f64) * share).ceil() as u64;
-            nodes += entry_nodes;
+            let entry = &b.entries[i];
+            let entry_nodes = ((entry.nodes as f64) * share).ceil() as u64;
             if b.found == Some(i) && self.trace.path.starts_with(prefix) {
                 return (
-                    nodes,
+                    nodes + entry_nodes,
                     Report::Found(self.trace.path[prefix.len()..].to_vec()),
                 );
             }
+            if nodes + entry_nodes > stop_at {
+                // Stopped inside this subtree: its siblings not reached, then the entries after.
+                let root = if prefix.len() > entry.prefix.len() {
+                    prefix
+                } else {
+                    &entry.prefix
+                };
+                let (spent, mut pieces) = self.stop_inside(root, entry_nodes, stop_at - nodes);
+                nodes += spent;
+                pieces.extend(self.rest(bi, entry, i + 1..range.end));
+                if pieces.is_empty() {
+                    continue;
+                }
+                return split(nodes, pieces);
+            }
+            nodes += entry_nodes;
             if nodes >= stop_at && i + 1 < range.end {
-                let pieces = self.pieces(bi, prefix, &b.entries[i], i + 1..range.end);
-                return (
-                    nodes,
-                    Report::Split {
-                        bound: b.bound,
-                        next_bound: u32::MAX,
-                        pieces,
-                    },
-                );
+                return split(nodes, self.rest(bi, entry, i + 1..range.end));
             }
         }
         (
@@ -322,20 +407,17 @@ impl JobTrace {
         )
     }
 
-    /// What a depth-first walk below `prefix` that just finished `stopped` has not reached: the
-    /// siblings after each move of `stopped` (below `prefix`) that hold entries in `rest`.
-    fn pieces(
+    /// The entries `rest`, which follow `stopped` in depth-first order, grouped into the
+    /// sibling subtrees they hang from (one group for each level of `stopped`'s path where
+    /// they leave it), with their nodes.
+    fn rest(
         &self,
         bi: usize,
-        prefix: &[Move],
         stopped: &TraceEntry,
         rest: std::ops::Range<usize>,
-    ) -> Vec<HandedBack> {
+    ) -> Vec<(Vec<Move>, u64)> {
         let b = &self.trace.bounds[bi];
         let mut pieces: Vec<(Vec<Move>, u64)> = Vec::new();
-        let from = prefix.len().min(stopped.prefix.len());
-        // The remaining entries, grouped by the shallowest level where they leave the stopped
-        // entry's path: each group is one sibling subtree.
         for i in rest {
             let e = &b.entries[i].prefix;
             let split = e
@@ -349,18 +431,7 @@ impl JobTrace {
                 _ => pieces.push((root.to_vec(), b.entries[i].nodes)),
             }
         }
-        // f from each piece's traced size: a subtree grows about 4 times per 2 of slack.
-        let smallest = pieces.iter().map(|p| p.1).min().unwrap_or(1).max(1) as f64;
         pieces
-            .into_iter()
-            .map(|(p, n)| {
-                let slack = (2.0 * (n.max(1) as f64 / smallest).ln() / 4f64.ln()).round() as u32;
-                HandedBack {
-                    moves: p[from..].to_vec(),
-                    f: b.bound.saturating_sub(slack),
-                }
-            })
-            .collect()
     }
 
     /// A task's simulated search: one bound, or (`iterate`) bound after bound from `bound`.
@@ -429,6 +500,31 @@ impl JobTrace {
             iterations,
         }
     }
+}
+
+/// The pieces a simulated search hands back, from their paths (from the job's root) and nodes:
+/// moves below the task's `prefix_len` moves, and f from each piece's size (a subtree grows
+/// about 4 times per 2 of slack).
+fn handed_back(bound: u32, prefix_len: usize, pieces: Vec<(Vec<Move>, u64)>) -> Vec<HandedBack> {
+    let smallest = pieces.iter().map(|p| p.1).min().unwrap_or(1).max(1) as f64;
+    pieces
+        .into_iter()
+        .map(|(p, n)| {
+            let slack = (2.0 * (n.max(1) as f64 / smallest).ln() / 4f64.ln()).round() as u32;
+            HandedBack {
+                moves: p[prefix_len.min(p.len())..].to_vec(),
+                f: bound.saturating_sub(slack),
+            }
+        })
+        .collect()
+}
+
+/// The blank's moves from `board` in the search's order, other than back along `last`.
+fn children(board: &Board, last: Option<Move>) -> Vec<Move> {
+    Move::SEARCH_ORDER
+        .into_iter()
+        .filter(|&m| Some(m.opposite()) != last && board.after(m).is_some())
+        .collect()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -652,6 +748,7 @@ impl Sim<'_> {
                     self.answered += 1;
                     // The answer reaches the client, who sends its next board.
                     self.last_answer = self.now + latency;
+                    self.report.coordinator_secs_to_answer = self.report.coordinator_secs;
                     if self.next_job < self.jobs.len() {
                         let next = self.next_job;
                         self.next_job += 1;
@@ -950,6 +1047,80 @@ mod tests {
         }
     }
 
+    /// The nodes a simulated task at `prefix` (from the root) takes under bound index `bi`.
+    fn task_nodes(job: &JobTrace, bi: usize, prefix: &[Move]) -> u64 {
+        job.search_bound(bi, prefix, u64::MAX).0
+    }
+
+    #[test]
+    fn a_subtree_below_the_trace_depth_is_shared_among_its_children_without_loss() {
+        let trace = korf12();
+        let job = JobTrace::new(trace);
+        let bi = job.trace.bounds.len() - 2;
+        let b = &job.trace.bounds[bi];
+        let depth = b.depth as usize;
+        let entry = (b.entries.iter())
+            .max_by_key(|e| e.nodes)
+            .expect("entries")
+            .clone();
+        assert_eq!(entry.prefix.len(), depth);
+        let board = job.trace.board.apply(&entry.prefix).expect("legal prefix");
+        let kids = children(&board, entry.prefix.last().copied());
+        assert!(kids.len() >= 2, "{kids:?}");
+        let sum: u64 = (kids.iter())
+            .map(|&m| {
+                let mut p = entry.prefix.clone();
+                p.push(m);
+                task_nodes(&job, bi, &p)
+            })
+            .sum();
+        // Each child's share is rounded up.
+        assert!(
+            sum >= entry.nodes && sum <= entry.nodes + kids.len() as u64,
+            "{sum} against {}",
+            entry.nodes
+        );
+    }
+
+    #[test]
+    fn a_task_at_the_trace_depth_asked_back_hands_back_its_rest_as_a_real_search_does() {
+        let trace = korf12();
+        let job = JobTrace::new(trace);
+        let bi = job.trace.bounds.len() - 2;
+        let b = &job.trace.bounds[bi];
+        let entry = (b.entries.iter())
+            .max_by_key(|e| e.nodes)
+            .expect("entries")
+            .clone();
+        assert!(entry.nodes > 100, "{}", entry.nodes);
+        let stop_at = entry.nodes / 10;
+        let (spent, report) = job.search_bound(bi, &entry.prefix, stop_at);
+        let Report::Split { bound, pieces, .. } = report else {
+            panic!("one traced subtree, stopped early, still ran whole: {report:?}");
+        };
+        assert_eq!(bound, b.bound);
+        assert!(spent >= stop_at && spent < entry.nodes, "{spent}");
+        // The pieces continue the task's prefix with legal moves, none twice, and hold the
+        // rest of its nodes.
+        let mut rest = 0u64;
+        let mut seen = std::collections::HashSet::new();
+        for piece in &pieces {
+            assert!(!piece.moves.is_empty() && piece.f <= b.bound, "{piece:?}");
+            let mut path = entry.prefix.clone();
+            path.extend(&piece.moves);
+            job.trace.board.apply(&path).expect("legal moves");
+            assert!(seen.insert(path.clone()), "{path:?} twice");
+            rest += task_nodes(&job, bi, &path);
+        }
+        let total = spent + rest;
+        let slack = 4 * pieces.len() as u64 + 64;
+        assert!(
+            total + slack >= entry.nodes && total <= entry.nodes + slack,
+            "{spent} searched + {rest} handed back against {} nodes",
+            entry.nodes
+        );
+    }
+
     #[test]
     fn one_slot_takes_the_serial_time_and_more_slots_less() {
         let trace = korf12();
@@ -1009,15 +1180,16 @@ mod tests {
         for r in [&free, &slow] {
             assert_eq!(r.wrong, 0, "{r:?}");
         }
-        // One thread: its busy time fits in the makespan, every event of it (but the 32 joins,
-        // before the batch).
+        // Every event is charged (but the 32 joins, before the batch); one thread: its busy
+        // time up to the answer fits in the makespan.
         let charged = (slow.events - 32) as f64 * 1e-3;
         assert!((slow.coordinator_secs - charged).abs() < 1e-9, "{slow:?}");
-        assert!(slow.makespan >= slow.coordinator_secs, "{slow:?}");
+        assert!(slow.coordinator_secs_to_answer > 0.0, "{slow:?}");
+        assert!(slow.makespan >= slow.coordinator_secs_to_answer, "{slow:?}");
         assert!(slow.coordinator_load() > 0.5, "{slow:?}");
         assert!(slow.mean_wait() > 0.0 && slow.max_wait_secs >= slow.mean_wait());
         assert!(
-            slow.makespan > free.makespan + 0.5 * charged,
+            slow.makespan > free.makespan + 0.5 * slow.coordinator_secs_to_answer,
             "{free:?} {slow:?}"
         );
     }
