@@ -178,8 +178,10 @@ impl Scheduler {
     }
 
     /// After how many nodes task `tid` of `job_id`, asked back, stops: a whole search once it
-    /// has searched [`SchedulerConfig::hand_back_after`] (a job that ends within them is never
-    /// cut), a task of a job already cut after
+    /// has searched [`SchedulerConfig::hand_back_after`] times the share of the cluster's slots
+    /// that are busy (a job that ends within them is never cut while other work keeps the
+    /// slots busy; alone on an idle cluster it waits as little as a cut job's task), a task of a
+    /// job already cut after
     /// [`SchedulerConfig::cut_hand_back_after`] (only the speed of the bound's tail is at stake).
     ///
     /// [`SchedulerConfig::hand_back_after`]: super::SchedulerConfig::hand_back_after
@@ -189,7 +191,14 @@ impl Scheduler {
             .and_then(|j| j.task(tid))
             .is_none_or(|t| t.iterate);
         if whole {
-            self.config.hand_back_after
+            // What the wait costs is the idle slots', so it shrinks with them: a whole search
+            // alone on a large idle cluster is cut as soon as a task of a cut job would be.
+            let total = self.slots().max(1) as u64;
+            let busy = (self.busy_slots() as u64).clamp(1, total);
+            let scaled = self.config.hand_back_after.saturating_mul(busy) / total;
+            scaled
+                .max(self.config.cut_hand_back_after)
+                .min(self.config.hand_back_after)
         } else {
             self.config
                 .cut_hand_back_after

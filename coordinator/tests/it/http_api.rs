@@ -169,9 +169,20 @@ async fn boards_posted_as_text_or_tiles_are_answered_optimally() {
     let searches = call(address, "GET", "/api/v1/searches", &[], "").await;
     assert_eq!(searches.code, 200, "{}", searches.body);
     assert_eq!(searches.json(), json!([]), "every search has ended");
-    let workers = call(address, "GET", "/api/v1/workers", &[], "").await;
-    assert_eq!(workers.code, 200, "{}", workers.body);
-    let workers = workers.json();
+    // The answer can come back before the worker's other thread has stopped on the cancel (the
+    // search may have been cut for it): its slot frees within moments.
+    let mut tries = 0;
+    let workers = loop {
+        let workers = call(address, "GET", "/api/v1/workers", &[], "").await;
+        assert_eq!(workers.code, 200, "{}", workers.body);
+        let workers = workers.json();
+        let idle = workers[0]["busy_slots"].as_u64() == Some(0);
+        tries += 1;
+        if idle || tries == 100 {
+            break workers;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
     let list = workers.as_array().expect("an array of workers");
     assert_eq!(list.len(), 1, "{workers}");
     assert_eq!(

@@ -1002,6 +1002,29 @@ fn an_idle_slot_asks_the_whole_job_back_and_nothing_searched_is_lost() {
 }
 
 #[test]
+fn a_whole_search_waits_less_for_idle_slots_the_more_of_the_cluster_idles() {
+    let config = SchedulerConfig {
+        hand_back_after: 40_000,
+        cut_hand_back_after: 1_000,
+        ..SchedulerConfig::default()
+    };
+    let asked_after = |workers: u64| {
+        let mut sim = Sim::new(config.clone());
+        for w in 1..=workers {
+            sim.add_worker(w, 1);
+        }
+        sim.submit_whole(3, KORF_12, lc_solver());
+        assert_eq!(sim.asked_back.len(), 1, "{workers} workers");
+        *sim.asked_back.values().next().expect("one ask")
+    };
+    // One slot of two busy: half the wait; one of eight: an eighth; one of a hundred: no less
+    // than a task of a job already cut waits.
+    assert_eq!(asked_after(2), 20_000);
+    assert_eq!(asked_after(8), 5_000);
+    assert_eq!(asked_after(100), 1_000);
+}
+
+#[test]
 fn a_unit_over_its_budget_hands_back_its_rest_and_keeps_its_nodes() {
     let config = SchedulerConfig {
         node_budget: 5_000,
@@ -1612,7 +1635,12 @@ fn unsolicited_results_count_for_nothing() {
 /// the liar, catches it, and the answer is optimal.
 #[test]
 fn a_solvable_board_past_the_deepest_bound_restarts_the_job_and_audits_every_report() {
-    let mut sim = Sim::new(SchedulerConfig::default());
+    // Job 5 stays whole on the honest worker (run alone below), however many of the liar's
+    // slots idle: its search is asked back after the full wait, as a cut job's tasks are.
+    let mut sim = Sim::new(SchedulerConfig {
+        cut_hand_back_after: SchedulerConfig::default().hand_back_after,
+        ..SchedulerConfig::default()
+    });
     let (other, root) = honest_busy_then_liar_gets_job_1(&mut sim);
     let mut lies = 0;
     while lie_step(&mut sim, 1) {
