@@ -40,7 +40,10 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use npuzzle_solver::{Board, BoundTrace, HeuristicKind, Move, Solver, Trace, TraceEntry, dfs_key};
+use npuzzle_solver::{
+    ABSORB_NODES, ABSORB_PIECE_NODES, Board, BoundTrace, HeuristicKind, Move, Solver, Trace,
+    TraceEntry, dfs_key,
+};
 
 use crate::scheduler::{
     Assignment, Capabilities, Command, HandedBack, JobId, JobSpec, Report, Scheduler,
@@ -356,10 +359,51 @@ impl JobTrace {
 
     /// Task `prefix` under bound index `bi`, stopping once `stop_at` nodes are searched: its
     /// nodes and what it reports.
-    fn search_bound(&self, bi: usize, prefix: &[Move], stop_at: u64) -> (u64, Report) {
+    fn search_bound(
+        &self,
+        bi: usize,
+        prefix: &[Move],
+        stop_at: u64,
+        absorb: bool,
+    ) -> (u64, Report) {
         let b = &self.trace.bounds[bi];
         let (range, share) = self.range(bi, prefix);
-        let split = |nodes: u64, pieces: Vec<(Vec<Move>, u64)>| {
+        // As the real search does (`Solver::search_unit`, a task of one bound): the first
+        // pieces, in depth-first order, are searched here while each ends within
+        // `ABSORB_PIECE_NODES` and all within `ABSORB_NODES`; the first that needs more is
+        // handed back whole, with the rest.
+        let split = |mut nodes: u64, pieces: Vec<(Vec<Move>, u64)>| {
+            let mut spent = 0u64;
+            let mut kept = Vec::new();
+            let mut open = absorb;
+            for (p, n) in pieces {
+                if open && spent + ABSORB_PIECE_NODES <= ABSORB_NODES {
+                    let holds = b.found.is_some() && self.trace.path.starts_with(&p);
+                    if n <= ABSORB_PIECE_NODES {
+                        spent += n;
+                        if holds {
+                            return (
+                                nodes + spent,
+                                Report::Found(self.trace.path[prefix.len()..].to_vec()),
+                            );
+                        }
+                        continue;
+                    }
+                    spent += ABSORB_PIECE_NODES;
+                }
+                open = false;
+                kept.push((p, n));
+            }
+            nodes += spent;
+            if kept.is_empty() {
+                return (
+                    nodes,
+                    Report::Exhausted {
+                        next_bound: self.next_bound_after(b.bound),
+                    },
+                );
+            }
+            let pieces = kept;
             (
                 nodes,
                 Report::Split {
@@ -448,7 +492,7 @@ impl JobTrace {
                     iterations: Vec::new(),
                 };
             };
-            let (cost, report) = self.search_bound(bi, prefix, stop_at);
+            let (cost, report) = self.search_bound(bi, prefix, stop_at, true);
             return Outcome {
                 cost,
                 report,
@@ -461,7 +505,8 @@ impl JobTrace {
             if b.bound < a.bound {
                 continue;
             }
-            let (nodes, report) = self.search_bound(bi, prefix, stop_at.saturating_sub(spent));
+            let (nodes, report) =
+                self.search_bound(bi, prefix, stop_at.saturating_sub(spent), false);
             spent += nodes + b.internal;
             iterations.push((b.bound, nodes + b.internal));
             match report {
@@ -1049,7 +1094,7 @@ mod tests {
 
     /// The nodes a simulated task at `prefix` (from the root) takes under bound index `bi`.
     fn task_nodes(job: &JobTrace, bi: usize, prefix: &[Move]) -> u64 {
-        job.search_bound(bi, prefix, u64::MAX).0
+        job.search_bound(bi, prefix, u64::MAX, true).0
     }
 
     #[test]
@@ -1094,7 +1139,7 @@ mod tests {
             .clone();
         assert!(entry.nodes > 100, "{}", entry.nodes);
         let stop_at = entry.nodes / 10;
-        let (spent, report) = job.search_bound(bi, &entry.prefix, stop_at);
+        let (spent, report) = job.search_bound(bi, &entry.prefix, stop_at, true);
         let Report::Split { bound, pieces, .. } = report else {
             panic!("one traced subtree, stopped early, still ran whole: {report:?}");
         };
@@ -1112,8 +1157,10 @@ mod tests {
             assert!(seen.insert(path.clone()), "{path:?} twice");
             rest += task_nodes(&job, bi, &path);
         }
+        // Searched: the part before the stop, the smallest pieces, and at most one piece's
+        // share of a piece given up and handed back whole.
         let total = spent + rest;
-        let slack = 4 * pieces.len() as u64 + 64;
+        let slack = 4 * pieces.len() as u64 + 64 + ABSORB_PIECE_NODES;
         assert!(
             total + slack >= entry.nodes && total <= entry.nodes + slack,
             "{spent} searched + {rest} handed back against {} nodes",

@@ -1,6 +1,7 @@
 //! What a unit hands back when it is asked for its rest after a few thousand nodes, measured
 //! against the simulator's model of the subtrees below a trace's depth (`coordinator/src/sim.rs`,
-//! `stop_inside`: each node's nodes shared evenly among the blank's moves other than back).
+//! `stop_inside`: each node's nodes shared evenly among the blank's moves other than back; then
+//! the smallest first pieces searched rather than handed back, as `Solver::search_unit` does).
 //! An instance is cut breadth-first into at least N units; every K-th unit of at least
 //! 10 × BUDGET nodes under BOUND is searched whole, then again stopped after BUDGET nodes, and
 //! each piece it hands back is searched whole. Prints, per unit and in all, the pieces and their
@@ -46,7 +47,18 @@ fn model(board: Board, last: Option<Move>, nodes: u64, budget: u64) -> Vec<u64> 
         last = Some(kids[next]);
         left = child;
     }
-    levels.into_iter().rev().flatten().collect()
+    let mut pieces: Vec<u64> = levels.into_iter().rev().flatten().collect();
+    // The smallest first pieces are searched rather than handed back, as `search_unit` does.
+    let (mut spent, mut absorbed) = (0, 0);
+    for &n in &pieces {
+        if spent + ABSORB_PIECE_NODES > ABSORB_NODES || n > ABSORB_PIECE_NODES {
+            break;
+        }
+        spent += n;
+        absorbed += 1;
+    }
+    pieces.drain(..absorbed);
+    pieces
 }
 
 fn summary(name: &str, sizes: &[u64], asks: usize, budget: u64) {
@@ -108,11 +120,17 @@ fn main() {
                         .map_or(0, |r| r.expanded)
                 })
                 .collect();
-            let m = model(unit.board, unit.last, whole.expanded, stopped.expanded);
-            println!(
-                "unit {:>10} nodes, stopped after {:>6}: real {:>2} pieces {:?}; model {:>2} pieces {:?}",
+            let m = model(
+                unit.board,
+                unit.last,
                 whole.expanded,
-                stopped.expanded,
+                stopped.expanded - stopped.absorbed,
+            );
+            println!(
+                "unit {:>10} nodes, stopped after {:>6} (+{} searched after the stop): real {:>2} pieces {:?}; model {:>2} pieces {:?}",
+                whole.expanded,
+                stopped.expanded - stopped.absorbed,
+                stopped.absorbed,
                 sizes.len(),
                 sizes,
                 m.len(),

@@ -83,8 +83,8 @@ pub use pdb::{
     Partition, PatternDb, PdbAll, PdbError, PdbHeuristic, PdbMax, PdbState,
 };
 pub use search::{
-    CHECK_INTERVAL, Iteration, Limits, MAX_DEPTH, SearchOutcome, SearchReport, SearchStats, Solver,
-    UnsupportedHeuristic,
+    ABSORB_NODES, ABSORB_PIECE_NODES, CHECK_INTERVAL, Iteration, Limits, MAX_DEPTH, SearchOutcome,
+    SearchReport, SearchStats, Solver, UnsupportedHeuristic,
 };
 pub use shape::{MAX_CELLS, Shape, ShapeError};
 pub use trace::{BoundTrace, DFS_ORDER, Trace, TraceEntry, TraceError, dfs_key, dfs_rank};

@@ -29,6 +29,17 @@ pub const MAX_DEPTH: usize = 256;
 /// How many expansions pass between two looks at the cancel flag and the budget.
 pub const CHECK_INTERVAL: u64 = 4096;
 
+/// A unit search ([`Solver::search_unit`]) stopped part-way through its bound (asked back, or
+/// past its budget) searches the smallest of its unsearched pieces itself before it hands back
+/// the rest: in depth-first order, up to this many nodes in all…
+pub const ABSORB_NODES: u64 = 2_000;
+
+/// …each piece given at most this many: a piece that needs more is handed back whole (the nodes
+/// spent on it are counted, and searched again by whoever takes it), and the pieces after it
+/// too. Most pieces on the deep levels of a stopped search hold a handful of nodes; each would
+/// cost the coordinator an assignment and a result.
+pub const ABSORB_PIECE_NODES: u64 = 500;
+
 /// What [`Dfs::dfs`] returns when the goal was found or the search must stop: no f above a
 /// bound is ever 0.
 const STOP: u32 = 0;
@@ -889,6 +900,22 @@ impl Solver {
         single_bound: bool,
         limits: &Limits,
     ) -> Result<UnitReport, ShapeMismatch> {
+        let mut report = self.unit_search_once(unit, bound, single_bound, limits)?;
+        // A whole search's split stays as it is: its outcome says where its iterations stopped.
+        if single_bound {
+            self.absorb_small_pieces(&mut report, limits);
+        }
+        Ok(report)
+    }
+
+    /// [`Solver::unit_search`] without searching any piece of a split here.
+    fn unit_search_once(
+        &self,
+        unit: &WorkUnit,
+        bound: u32,
+        single_bound: bool,
+        limits: &Limits,
+    ) -> Result<UnitReport, ShapeMismatch> {
         self.goal.check_shape(&unit.board)?;
         let state = self.internal(&unit.board);
         let seq = self.automaton_state(unit);
@@ -930,7 +957,71 @@ impl Solver {
             expanded: stats.expanded,
             generated: stats.generated,
             iterations: stats.iterations,
+            absorbed: 0,
+            repeated: 0,
         })
+    }
+
+    /// A split `report` of `unit`: its first pieces (the deepest, in depth-first order) are
+    /// searched here while each ends within [`ABSORB_PIECE_NODES`] and all within
+    /// [`ABSORB_NODES`]; those are dropped from the pieces (their next bounds kept), and a path
+    /// found in one ends the unit `Found`, as the unit's own search would have.
+    fn absorb_small_pieces(&self, report: &mut UnitReport, limits: &Limits) {
+        let UnitOutcome::Split(split) = &mut report.outcome else {
+            return;
+        };
+        let mut spent = (0u64, 0u64);
+        let mut absorbed = 0;
+        for piece in &split.pieces {
+            if spent.0 + ABSORB_PIECE_NODES > ABSORB_NODES
+                || limits
+                    .cancel
+                    .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                break;
+            }
+            let piece_limits = Limits {
+                cancel: limits.cancel,
+                hand_back: None,
+                node_budget: Some(ABSORB_PIECE_NODES),
+                max_bound: None,
+            };
+            let Ok(r) = self.unit_search_once(&piece.unit, split.bound, true, &piece_limits) else {
+                break;
+            };
+            spent.0 += r.expanded;
+            spent.1 += r.generated;
+            match r.outcome {
+                UnitOutcome::Exhausted { next_bound } => {
+                    split.next_bound = split.next_bound.min(next_bound);
+                    absorbed += 1;
+                }
+                UnitOutcome::Found(path) => {
+                    report.outcome = UnitOutcome::Found(path);
+                    break;
+                }
+                // Past its share, or cancelled: handed back whole, with the rest.
+                UnitOutcome::Split(_) | UnitOutcome::Cancelled => {
+                    report.repeated += r.expanded;
+                    break;
+                }
+            }
+        }
+        if let UnitOutcome::Split(split) = &mut report.outcome {
+            split.pieces.drain(..absorbed);
+            if split.pieces.is_empty() {
+                report.outcome = UnitOutcome::Exhausted {
+                    next_bound: split.next_bound,
+                };
+            }
+        }
+        report.absorbed += spent.0;
+        report.expanded += spent.0;
+        report.generated += spent.1;
+        if let Some(last) = report.iterations.last_mut() {
+            last.expanded += spent.0;
+            last.generated += spent.1;
+        }
     }
 
     /// `unit` followed by `moves` (move indices as the search sees them).

@@ -113,6 +113,12 @@ pub struct UnitReport {
     /// The bounds searched, with their nodes (the last one partial unless the outcome is
     /// `Exhausted`).
     pub iterations: Vec<Iteration>,
+    /// Of `expanded`, the nodes spent after the stop on the smallest pieces, searched here
+    /// rather than handed back (see [`crate::ABSORB_NODES`])…
+    pub absorbed: u64,
+    /// …and of those, the nodes of a piece given up part-way and handed back whole: whoever
+    /// takes it expands them again.
+    pub repeated: u64,
 }
 
 /// Why a frontier could not be built.

@@ -22,6 +22,10 @@ const KORF_55: &str = "13 8 14 3 9 1 0 7 15 5 4 10 12 2 6 11";
 
 struct Sim {
     sched: Scheduler,
+    /// Nodes the workers expanded twice beyond one per reported split: the stop node of a
+    /// search that then searched all its pieces itself, and pieces it gave up part-way
+    /// (`UnitReport::repeated`).
+    searched_again: std::cell::Cell<u64>,
     now: Instant,
     inbox: HashMap<WorkerId, VecDeque<Assignment>>,
     /// What the workers search each job with (pattern databases for PDB jobs; the coordinator's
@@ -61,6 +65,7 @@ impl Sim {
             asked_back: HashMap::new(),
             prefetchers: HashMap::new(),
             taken_back: Vec::new(),
+            searched_again: std::cell::Cell::new(0),
         }
     }
 
@@ -220,11 +225,13 @@ impl Sim {
 
     /// Runs the search of an assignment as a worker would (stopping where it was asked back).
     fn search(&self, a: &Assignment) -> UnitResult {
-        sim_search(
+        let (result, again) = sim_search(
             &self.solvers[&a.job],
             a,
             self.asked_back.get(&(a.job, a.epoch, a.task)).copied(),
-        )
+        );
+        self.searched_again.set(self.searched_again.get() + again);
+        result
     }
 
     /// Worker `w` finishes its oldest (or newest) assignment. False if it had none.
@@ -275,7 +282,9 @@ impl Sim {
 
 /// A worker's search of `a`, stopping at `hand_back` nodes if it was asked back. The unit's
 /// prefix is not sent to workers: the search starts from an empty one, as a worker's does.
-fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> UnitResult {
+/// A worker's search of `a`, and the nodes it expanded twice beyond a split's stop node (see
+/// [`Sim::searched_again`]).
+fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> (UnitResult, u64) {
     let budget = std::sync::atomic::AtomicU64::new(hand_back.unwrap_or(u64::MAX));
     let limits = Limits {
         node_budget: (a.node_budget > 0).then_some(a.node_budget),
@@ -293,6 +302,8 @@ fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> UnitRe
     } else {
         solver.search_unit(&unit, a.bound, &limits).unwrap()
     };
+    let stopped_unsplit = r.absorbed > 0 && !matches!(r.outcome, UnitOutcome::Split(_));
+    let again = r.repeated + u64::from(stopped_unsplit);
     let report = match r.outcome {
         UnitOutcome::Found(path) => Report::Found(path),
         UnitOutcome::Exhausted { next_bound } => Report::Exhausted { next_bound },
@@ -310,7 +321,7 @@ fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> UnitRe
                 .collect(),
         },
     };
-    UnitResult {
+    let result = UnitResult {
         job: a.job,
         epoch: a.epoch,
         task: a.task,
@@ -321,7 +332,8 @@ fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> UnitRe
         } else {
             Vec::new()
         },
-    }
+    };
+    (result, again)
 }
 
 mod async_bounds;
@@ -1042,10 +1054,11 @@ fn a_unit_over_its_budget_hands_back_its_rest_and_keeps_its_nodes() {
     assert!(stats.splits > 5, "{stats:?}");
     assert_eq!(stats.discarded_nodes, 0);
     // One slot, tasks in depth-first order, nothing dropped: the serial search's nodes, plus one
-    // per stop (the node a stopped search stopped at is expanded again).
+    // per stop (the node a stopped search stopped at is expanded again), plus the part of any
+    // piece a stopped search began after its stop and handed back whole.
     assert_eq!(
         stats.nodes,
-        serial_nodes(&lc_solver(), &root) + stats.splits as u64
+        serial_nodes(&lc_solver(), &root) + stats.splits as u64 + sim.searched_again.get()
     );
 }
 
@@ -1156,7 +1169,7 @@ fn next_bounds_that_do_not_rise_or_pass_the_deepest_search_drop_the_worker() {
 fn a_job_never_holds_more_tasks_than_its_cap_and_stays_optimal() {
     let config = SchedulerConfig {
         node_budget: 2_000,
-        max_tasks_per_job: 40,
+        max_tasks_per_job: 30,
         min_split_nodes: u64::MAX,
         ..SchedulerConfig::default()
     };
@@ -1176,7 +1189,7 @@ fn a_job_never_holds_more_tasks_than_its_cap_and_stays_optimal() {
         .map(|(_, a)| a.task.0 & !(1 << 31))
         .max()
         .unwrap();
-    assert!(most < 40, "task id {most} past the cap");
+    assert!(most < 30, "task id {most} past the cap");
     assert!(sim.assigned.iter().any(|(_, a)| a.node_budget == 0));
 }
 
@@ -1800,15 +1813,16 @@ fn claims_saved_in_a_checkpoint_are_audited_after_the_resume() {
 
 #[test]
 fn before_a_checkpoint_long_running_tasks_give_back_their_rest() {
-    // Few units, never cut ahead: tasks large enough to stop part-way.
+    // Few units, never cut ahead: tasks large enough to stop part-way and still hold more than
+    // a stopped search takes on itself (`ABSORB_NODES`).
     let mut sim = Sim::new(SchedulerConfig {
         max_unit_share: 1.0,
         ..SchedulerConfig::default()
     });
     sim.add_worker(1, 1);
-    let root = sim.submit(1, KORF_12, korf_goal(), 2);
+    let root = sim.submit(1, KORF_42, korf_goal(), 2);
     // Into the last bound, whose tasks are large enough to stop part-way.
-    while !sim.progress.iter().any(|&(_, bound, _)| bound == 45) {
+    while !sim.progress.iter().any(|&(_, bound, _)| bound == 42) {
         assert!(sim.step(1, false));
     }
     let asks = |cmds: &[Command]| {

@@ -1,7 +1,8 @@
 //! A unit search stopped part-way (node budget or hand-back request) keeps its work: the pieces it
 //! hands back hold exactly the rest of the bound. Searching them in depth-first order expands the
-//! serial search's nodes plus one per stop (the node it stopped at is expanded again), finds the
-//! same path at the same length, and gives the same next bound.
+//! serial search's nodes plus one per stop (the node it stopped at is expanded again) plus those
+//! of pieces given up part-way after the stop (`UnitReport::repeated`), finds the same path at
+//! the same length, and gives the same next bound.
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicU64;
@@ -28,6 +29,7 @@ struct Pieced {
     next_bound: u32,
     expanded: u64,
     stops: u64,
+    repeated: u64,
 }
 
 /// Searches `unit` under `bound`, splitting whenever `budget` runs out, pieces in depth-first
@@ -45,6 +47,7 @@ fn search_in_pieces(
         next_bound: u32::MAX,
         expanded: 0,
         stops: 0,
+        repeated: 0,
     };
     let limits = Limits {
         node_budget: Some(budget),
@@ -55,6 +58,11 @@ fn search_in_pieces(
         assert_eq!(unit.prefix.len() as u32, unit.g);
         let report = solver.search_unit(&unit, bound, &limits).unwrap();
         out.expanded += report.expanded;
+        out.repeated += report.repeated;
+        if report.absorbed > 0 && !matches!(report.outcome, UnitOutcome::Split(_)) {
+            // It stopped, then searched every piece itself.
+            out.stops += 1;
+        }
         match report.outcome {
             UnitOutcome::Found(path) => {
                 out.found = Some(path);
@@ -112,8 +120,13 @@ fn check_every_bound(solver: &Solver, board: &Board, budget: u64) {
     let mut total_stops = 0;
     for (i, &(bound, nodes)) in bounds.iter().enumerate() {
         let pieced = search_in_pieces(solver, board, root(board), bound, budget);
-        // Every stop expands its node a second time; nothing else is searched twice.
-        assert_eq!(pieced.expanded, nodes + pieced.stops, "bound {bound}");
+        // Every stop expands its node a second time; nothing else is searched twice but the
+        // part of a piece given up after a stop.
+        assert_eq!(
+            pieced.expanded,
+            nodes + pieced.stops + pieced.repeated,
+            "bound {bound}"
+        );
         total_stops += pieced.stops;
         match bounds.get(i + 1) {
             Some(&(next, _)) => {
@@ -232,14 +245,18 @@ fn a_hand_back_request_stops_the_search_with_its_rest() {
     let UnitOutcome::Split(split) = report.outcome else {
         panic!("{:?}", report.outcome)
     };
-    // It stops at its first look at the flag.
-    assert_eq!(report.expanded, npuzzle_solver::CHECK_INTERVAL);
+    // It stops at its first look at the flag, then searches its smallest pieces itself.
+    assert_eq!(
+        report.expanded - report.absorbed,
+        npuzzle_solver::CHECK_INTERVAL
+    );
+    assert!(report.absorbed <= npuzzle_solver::ABSORB_NODES);
     let mut rest = 0;
     for piece in &split.pieces {
         rest +=
             search_in_pieces(&solver, &inst.board, piece.unit.clone(), bound, u64::MAX).expanded;
     }
-    assert_eq!(report.expanded + rest, nodes + 1);
+    assert_eq!(report.expanded + rest, nodes + 1 + report.repeated);
 }
 
 #[test]
@@ -307,4 +324,47 @@ fn a_trace_adds_up_to_the_serial_search_and_reads_back() {
             .contains("does not take the board to its goal"),
         "{error}"
     );
+}
+
+#[test]
+fn a_stopped_unit_searches_its_smallest_pieces_itself_and_hands_back_the_rest() {
+    let (solver, inst) = korf_lc(12);
+    let (bounds, _) = serial(&solver, &inst.board);
+    let (bound, nodes) = bounds[bounds.len() - 2];
+    let limits = Limits {
+        node_budget: Some(3_000),
+        ..Limits::default()
+    };
+    let report = solver
+        .search_unit(&root(&inst.board), bound, &limits)
+        .unwrap();
+    let UnitOutcome::Split(split) = &report.outcome else {
+        panic!("{:?}", report.outcome)
+    };
+    // It searched pieces after its stop, within the allowance.
+    assert!(
+        report.absorbed > 0 && report.absorbed <= npuzzle_solver::ABSORB_NODES,
+        "{report:?}"
+    );
+    assert_eq!(report.expanded, 3_000 + report.absorbed);
+    // It stopped taking pieces at one too large for its share, or at the end of its allowance.
+    let first = search_in_pieces(
+        &solver,
+        &inst.board,
+        split.pieces[0].unit.clone(),
+        bound,
+        u64::MAX,
+    );
+    assert!(
+        first.expanded > npuzzle_solver::ABSORB_PIECE_NODES
+            || report.absorbed + npuzzle_solver::ABSORB_PIECE_NODES > npuzzle_solver::ABSORB_NODES,
+        "piece of {} nodes handed back after {} absorbed",
+        first.expanded,
+        report.absorbed
+    );
+    // Nothing is lost: the pieces hold the rest.
+    let rest: u64 = (split.pieces.iter())
+        .map(|p| search_in_pieces(&solver, &inst.board, p.unit.clone(), bound, u64::MAX).expanded)
+        .sum();
+    assert_eq!(report.expanded + rest, nodes + 1 + report.repeated);
 }
