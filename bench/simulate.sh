@@ -3,8 +3,8 @@
 # with simulated workers, 1 to 10,000 slots, the coordinator's time charged (calibrated); tables in
 # docs/benchmarks/sim-*.txt, the plot in docs/sim-scaling.png. Record the traces again with
 # RECORD=1 (needs the 5x5 tables, all three layouts, and the 4x4 7-8 ones in $NPUZZLE_PDB_DIR:
-# `npuzzle pdb build`). #40's trace is kept as recorded with plain IDA* in data/traces (the
-# simulator's test checks it), today's goes to docs/benchmarks/korf24-40-max3.trace.
+# `npuzzle pdb build`). The trace of #40 recorded before duplicate pruning, with one 6-6-6-6
+# layout, is kept as docs/benchmarks/korf24-40-plain-ida.trace for the older tables that used it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-docs/benchmarks}
@@ -16,7 +16,6 @@ if [[ "${RECORD:-0}" == 1 ]]; then
   # About 2 × the serial search per instance: #29 and #36 take some 6 minutes each here.
   for id in 40 25 29 36; do
     out=data/traces/korf24-$id.trace
-    [[ $id == 40 ]] && out=docs/benchmarks/korf24-40-max3.trace
     $BIN trace data/korf24_50.txt --goal blank-first --heuristic pdb --ids $id --depth 10 \
       --out "$out"
   done
@@ -43,5 +42,5 @@ target/plot-venv/bin/python bench/plot_sim.py docs/sim-scaling.png \
   "24-puzzle #29 (88 moves, 68 s serial)=$OUT/sim-korf24-29.jsonl" \
   "24-puzzle #36 (90 moves, 65 s)=$OUT/sim-korf24-36.jsonl" \
   "24-puzzle #25 (81 moves, 5.1 s)=$OUT/sim-korf24-25.jsonl" \
-  "24-puzzle #40 (82 moves, 2.4 s, plain IDA* trace)=$OUT/sim-korf24-40.jsonl" \
+  "24-puzzle #40 (82 moves, 1.2 s)=$OUT/sim-korf24-40.jsonl" \
   "Korf's 100, 7-8 tables, as a batch=$OUT/sim-korf100.jsonl"

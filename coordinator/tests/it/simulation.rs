@@ -1,4 +1,5 @@
-//! The simulator on a committed trace (24-puzzle #40, recorded with 6-6-6-6 tables): the files
+//! The simulator on a committed trace (24-puzzle #40, recorded with the max of three 6-6-6-6
+//! layouts and duplicate pruning): the files
 //! in `data/traces` read back, one slot costs what the serial search costs, more slots finish
 //! sooner with the optimal answer, and the same inputs give the same figures.
 
