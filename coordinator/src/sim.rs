@@ -403,13 +403,12 @@ impl JobTrace {
                     },
                 );
             }
-            let pieces = kept;
             (
                 nodes,
                 Report::Split {
                     bound: b.bound,
                     next_bound: u32::MAX,
-                    pieces: handed_back(b.bound, prefix.len(), pieces),
+                    pieces: handed_back(b.bound, prefix.len(), kept),
                 },
             )
         };
@@ -1097,18 +1096,22 @@ mod tests {
         job.search_bound(bi, prefix, u64::MAX, true).0
     }
 
-    #[test]
-    fn a_subtree_below_the_trace_depth_is_shared_among_its_children_without_loss() {
-        let trace = korf12();
-        let job = JobTrace::new(trace);
+    /// Korf's #12 as a simulated job, the index of its bound before the last, and that bound's
+    /// largest traced subtree.
+    fn largest_subtree_before_the_last_bound() -> (JobTrace, usize, TraceEntry) {
+        let job = JobTrace::new(korf12());
         let bi = job.trace.bounds.len() - 2;
-        let b = &job.trace.bounds[bi];
-        let depth = b.depth as usize;
-        let entry = (b.entries.iter())
+        let entry = (job.trace.bounds[bi].entries.iter())
             .max_by_key(|e| e.nodes)
             .expect("entries")
             .clone();
-        assert_eq!(entry.prefix.len(), depth);
+        (job, bi, entry)
+    }
+
+    #[test]
+    fn a_subtree_below_the_trace_depth_is_shared_among_its_children_without_loss() {
+        let (job, bi, entry) = largest_subtree_before_the_last_bound();
+        assert_eq!(entry.prefix.len(), job.trace.bounds[bi].depth as usize);
         let board = job.trace.board.apply(&entry.prefix).expect("legal prefix");
         let kids = children(&board, entry.prefix.last().copied());
         assert!(kids.len() >= 2, "{kids:?}");
@@ -1129,14 +1132,8 @@ mod tests {
 
     #[test]
     fn a_task_at_the_trace_depth_asked_back_hands_back_its_rest_as_a_real_search_does() {
-        let trace = korf12();
-        let job = JobTrace::new(trace);
-        let bi = job.trace.bounds.len() - 2;
+        let (job, bi, entry) = largest_subtree_before_the_last_bound();
         let b = &job.trace.bounds[bi];
-        let entry = (b.entries.iter())
-            .max_by_key(|e| e.nodes)
-            .expect("entries")
-            .clone();
         assert!(entry.nodes > 100, "{}", entry.nodes);
         let stop_at = entry.nodes / 10;
         let (spent, report) = job.search_bound(bi, &entry.prefix, stop_at, true);

@@ -970,13 +970,11 @@ impl Solver {
         let UnitOutcome::Split(split) = &mut report.outcome else {
             return;
         };
-        let mut spent = (0u64, 0u64);
+        let (mut expanded, mut generated) = (0u64, 0u64);
         let mut absorbed = 0;
         for piece in &split.pieces {
-            if spent.0 + ABSORB_PIECE_NODES > ABSORB_NODES
-                || limits
-                    .cancel
-                    .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            if expanded + ABSORB_PIECE_NODES > ABSORB_NODES
+                || limits.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
             {
                 break;
             }
@@ -989,8 +987,8 @@ impl Solver {
             let Ok(r) = self.unit_search_once(&piece.unit, split.bound, true, &piece_limits) else {
                 break;
             };
-            spent.0 += r.expanded;
-            spent.1 += r.generated;
+            expanded += r.expanded;
+            generated += r.generated;
             match r.outcome {
                 UnitOutcome::Exhausted { next_bound } => {
                     split.next_bound = split.next_bound.min(next_bound);
@@ -1015,12 +1013,12 @@ impl Solver {
                 };
             }
         }
-        report.absorbed += spent.0;
-        report.expanded += spent.0;
-        report.generated += spent.1;
+        report.absorbed += expanded;
+        report.expanded += expanded;
+        report.generated += generated;
         if let Some(last) = report.iterations.last_mut() {
-            last.expanded += spent.0;
-            last.generated += spent.1;
+            last.expanded += expanded;
+            last.generated += generated;
         }
     }
 
