@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::time::Instant;
 
-use npuzzle_coordinator::sim::{SimConfig, SimReport, serial_nodes, simulate};
+use npuzzle_coordinator::sim::{BoundSpan, SimConfig, SimReport, serial_nodes, simulate};
 use npuzzle_solver::{Limits, SearchOutcome, Solver, Trace};
 use serde::Serialize;
 
@@ -100,6 +100,46 @@ pub struct Row {
     /// Events per virtual second this cluster sent the scheduler.
     pub demanded_events_per_s: f64,
     pub wrong: usize,
+    /// Per job and bound, when its tasks ran ([`Output::bounds`]; empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<BoundRow>,
+}
+
+/// One job's tasks under one bound ([`BoundSpan`]), in milliseconds of virtual time.
+#[derive(Clone, Debug, Serialize)]
+pub struct BoundRow {
+    pub job: u64,
+    pub bound: u32,
+    pub first_start_ms: f64,
+    pub last_end_ms: f64,
+    pub tasks: u64,
+    /// Slot-milliseconds of search, and that over the slots: how long the bound would take
+    /// with every slot on it and nothing else.
+    pub busy_slot_ms: f64,
+    pub ideal_ms: f64,
+}
+
+impl BoundRow {
+    fn from(span: &BoundSpan, slots: usize) -> BoundRow {
+        BoundRow {
+            job: span.job,
+            bound: span.bound,
+            first_start_ms: span.first_start * 1e3,
+            last_end_ms: span.last_end * 1e3,
+            tasks: span.tasks,
+            busy_slot_ms: span.busy_secs * 1e3,
+            ideal_ms: span.busy_secs * 1e3 / slots.max(1) as f64,
+        }
+    }
+}
+
+/// How [`table`] writes its rows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Output {
+    /// One JSON object per slot count instead of a table.
+    pub json: bool,
+    /// Each row's bounds ([`BoundRow`]) too.
+    pub bounds: bool,
 }
 
 impl Row {
@@ -126,6 +166,7 @@ impl Row {
             visits_per_event: report.visits_per_event(),
             demanded_events_per_s: report.demanded_events_per_sec(),
             wrong: report.wrong,
+            bounds: Vec::new(),
         }
     }
 }
@@ -135,9 +176,10 @@ pub fn table<W: Write>(
     traces: &[Trace],
     slot_counts: &[usize],
     config: &SimConfig,
-    json: bool,
+    output: Output,
     mut out: W,
 ) -> io::Result<Vec<Row>> {
+    let json = output.json;
     let serial: u64 = traces.iter().map(serial_nodes).sum();
     if !json {
         writeln!(
@@ -191,7 +233,12 @@ pub fn table<W: Write>(
                 ..config.clone()
             },
         );
-        let row = Row::from(&report);
+        let mut row = Row::from(&report);
+        if output.bounds {
+            row.bounds = (report.bounds.iter())
+                .map(|span| BoundRow::from(span, slots))
+                .collect();
+        }
         if json {
             writeln!(
                 out,
@@ -221,6 +268,20 @@ pub fn table<W: Write>(
                 row.visits_per_event,
                 if row.wrong > 0 { "  WRONG" } else { "" }
             )?;
+            for b in &row.bounds {
+                writeln!(
+                    out,
+                    "        job {} bound {}: {:.2} to {:.2} ms ({:.2} ms), {} tasks, {:.1} slot-ms ({:.2} ms on every slot)",
+                    b.job,
+                    b.bound,
+                    b.first_start_ms,
+                    b.last_end_ms,
+                    b.last_end_ms - b.first_start_ms,
+                    b.tasks,
+                    b.busy_slot_ms,
+                    b.ideal_ms
+                )?;
+            }
         }
         out.flush()?;
         rows.push(row);

@@ -179,6 +179,22 @@ pub struct SimReport {
     pub splits: u64,
     /// Answers whose length is not the trace's.
     pub wrong: usize,
+    /// Per job and bound, when its tasks ran: where a makespan goes, bound by bound.
+    pub bounds: Vec<BoundSpan>,
+}
+
+/// The tasks one job searched under one bound in a simulated run (a whole search, which goes
+/// on from bound to bound on one slot, counts under the bound it started from).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BoundSpan {
+    pub job: u64,
+    pub bound: u32,
+    /// Virtual seconds at which the first of them started and the last ended.
+    pub first_start: f64,
+    pub last_end: f64,
+    /// Tasks ended (searched, stopped, cancelled), and their slot-seconds of search.
+    pub tasks: u64,
+    pub busy_secs: f64,
 }
 
 impl SimReport {
@@ -665,6 +681,8 @@ struct Sim<'a> {
     waiting: HashMap<WorkerId, VecDeque<Assignment>>,
     generation: u64,
     report: SimReport,
+    /// (job, bound) → its entry in `report.bounds`.
+    spans: HashMap<(u64, u32), usize>,
     next_job: usize,
     answered: usize,
     last_answer: f64,
@@ -851,7 +869,9 @@ impl Sim<'_> {
         if let Some(keys) = self.running_on.get_mut(&r.worker) {
             keys.remove(&key);
         }
-        self.report.busy_secs += r.outcome.cost as f64 / self.rate(key.job);
+        let busy = r.outcome.cost as f64 / self.rate(key.job);
+        self.report.busy_secs += busy;
+        self.bound_span(key.job, r.assignment.bound, r.started, busy);
         let result = UnitResult {
             job: key.job,
             epoch: key.epoch,
@@ -874,6 +894,30 @@ impl Sim<'_> {
             .and_then(VecDeque::pop_front)
         {
             self.start(r.worker, next);
+        }
+    }
+
+    /// Counts a task of `job` under `bound` that ran `busy` seconds from `started`.
+    fn bound_span(&mut self, job: JobId, bound: u32, started: f64, busy: f64) {
+        let key = (job.0, bound);
+        let at = match self.spans.get(&key) {
+            Some(&i) => i,
+            None => {
+                self.spans.insert(key, self.report.bounds.len());
+                self.report.bounds.push(BoundSpan {
+                    job: job.0,
+                    bound,
+                    first_start: started,
+                    ..BoundSpan::default()
+                });
+                self.report.bounds.len() - 1
+            }
+        };
+        if let Some(span) = self.report.bounds.get_mut(at) {
+            span.first_start = span.first_start.min(started);
+            span.last_end = span.last_end.max(started + busy);
+            span.tasks += 1;
+            span.busy_secs += busy;
         }
     }
 
@@ -1000,6 +1044,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
             serial_nodes: traces.iter().map(serial_nodes).sum(),
             ..SimReport::default()
         },
+        spans: HashMap::new(),
         next_job: 0,
         answered: 0,
         last_answer: 0.0,
@@ -1057,6 +1102,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
     sim.report.scheduler_visits = sim.scheduler.visits();
     sim.report.wrong += sim.jobs.len() - sim.answered;
     sim.report.makespan = sim.last_answer;
+    sim.report.bounds.sort_by_key(|b| (b.job, b.bound));
     sim.report
 }
 
@@ -1236,6 +1282,45 @@ mod tests {
             slow.makespan > free.makespan + 0.5 * slow.coordinator_secs_to_answer,
             "{free:?} {slow:?}"
         );
+    }
+
+    #[test]
+    fn the_bounds_account_for_every_slot_second_in_bound_order() {
+        let trace = korf12();
+        let r = simulate(
+            std::slice::from_ref(&trace),
+            &SimConfig {
+                slots: 8,
+                scheduler: SchedulerConfig {
+                    hand_back_after: 2_000,
+                    min_split_nodes: 1_000,
+                    ..SchedulerConfig::default()
+                },
+                ..SimConfig::default()
+            },
+        );
+        assert_eq!(r.wrong, 0);
+        let tasks: u64 = r.bounds.iter().map(|b| b.tasks).sum();
+        let busy: f64 = r.bounds.iter().map(|b| b.busy_secs).sum();
+        assert!((busy - r.busy_secs).abs() < 1e-9, "{r:?}");
+        // Every task ends once; the ones sent ahead and taken back never started.
+        assert_eq!(tasks, r.assignments - r.taken_back, "{r:?}");
+        let searched: Vec<u32> = trace.bounds.iter().map(|b| b.bound).collect();
+        // Once cut, the job's tasks are searched under the trace's own bounds, each of them.
+        let cut: Vec<u32> = r.bounds.iter().skip(1).map(|b| b.bound).collect();
+        assert!(cut.len() >= 2, "the job was cut: {r:?}");
+        assert!(cut.windows(2).all(|w| w[0] < w[1]), "{cut:?}");
+        assert!(
+            cut.iter().all(|b| searched.contains(b)),
+            "{cut:?} {searched:?}"
+        );
+        assert_eq!(cut.last(), searched.last(), "the answer's bound");
+        for b in &r.bounds {
+            assert!(
+                b.first_start <= b.last_end && b.last_end <= r.makespan + 1e-9,
+                "{b:?}"
+            );
+        }
     }
 
     #[test]

@@ -116,6 +116,11 @@ pub(crate) struct SimulateArgs {
     /// One JSON object per slot count.
     #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
+    /// Under each slot count, a line per job and bound: when its first task started and its
+    /// last ended, its tasks, and their slot time (in JSON: a `bounds` list per row). Where a
+    /// makespan goes, bound by bound.
+    #[arg(long, env = "NPUZZLE_SIM_BOUNDS", value_parser = boolish())]
+    bounds: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -203,7 +208,10 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         &traces,
         &args.slots,
         &config,
-        args.json,
+        npuzzle_client::simulate::Output {
+            json: args.json,
+            bounds: args.bounds,
+        },
         io::stdout().lock(),
     )?;
     Ok(if rows.iter().any(|r| r.wrong > 0) {
