@@ -22,10 +22,10 @@
 //!
 //! A simulated worker asked to search a task (a unit or a piece, under a bound) adds up the
 //! traced subtrees below the task's prefix, in depth-first order. Asked back after `n` nodes, it
-//! finishes the subtree it is in and hands back the siblings its depth-first walk had not
-//! reached, as the real worker does (at the trace's grain, not node by node). A task deeper than
-//! the trace's depth gets a share of its traced ancestor (one third per extra level). Nothing
-//! else is modelled: no failures, no heartbeats.
+//! stops there, inside a traced subtree too, and hands back the siblings its depth-first walk
+//! had not reached on each level, as the real worker does (searching the smallest itself first,
+//! within `ABSORB_NODES`). Below the trace's depth a node's nodes are shared evenly among the
+//! blank's moves other than back. Nothing else is modelled: no failures, no heartbeats.
 //!
 //! ```
 //! # use npuzzle_coordinator::sim::{SimConfig, simulate};
