@@ -155,6 +155,12 @@ struct Args {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     async_bounds: bool,
+    /// With `--async-bounds`, how many bounds past the current one a unit may go on to (1 to
+    /// 3): a unit that has exhausted every bound up to one ahead goes on to the next while the
+    /// current bound's tail is searched elsewhere. More fills idle threads with work of bounds
+    /// the answer may not need (docs/performance.md).
+    #[arg(long, env = "NPUZZLE_BOUNDS_AHEAD", default_value_t = SchedulerConfig::default().bounds_ahead)]
+    bounds_ahead: usize,
     /// Units are cut ahead of a bound no finer than the whole cluster searches in this many
     /// microseconds (its rate on the job over its last bound), so that the coordinator keeps up
     /// with many threads (no effect below some hundred threads); 0: no floor.
@@ -298,6 +304,7 @@ impl Args {
                 cut_hand_back_after: self.cut_hand_back_after,
                 prefetch: self.prefetch,
                 async_bounds: self.async_bounds,
+                bounds_ahead: self.bounds_ahead,
                 cluster_time_per_task: Duration::from_micros(self.cluster_time_per_task_us),
                 audit_fraction: self.audit_fraction,
                 probation: self.probation,
@@ -400,6 +407,7 @@ mod tests {
             ),
             ("prefetch", scheduler.prefetch.to_string()),
             ("async_bounds", scheduler.async_bounds.to_string()),
+            ("bounds_ahead", scheduler.bounds_ahead.to_string()),
             (
                 "cluster_time_per_task_us",
                 scheduler.cluster_time_per_task.as_micros().to_string(),

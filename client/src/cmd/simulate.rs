@@ -97,6 +97,14 @@ pub(crate) struct SimulateArgs {
         value_parser = boolish()
     )]
     async_bounds: bool,
+    /// With async bounds, how many bounds past the current one a unit may go on to (1 to 3;
+    /// the coordinator's `--bounds-ahead`).
+    #[arg(
+        long,
+        env = "NPUZZLE_SIM_BOUNDS_AHEAD",
+        default_value_t = SchedulerConfig::default().bounds_ahead
+    )]
+    bounds_ahead: usize,
     /// Units are cut ahead of a bound no finer than the whole cluster searches in this many
     /// microseconds (the coordinator's `--cluster-time-per-task-us`); 0: no floor.
     #[arg(
@@ -198,6 +206,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         scheduler: SchedulerConfig {
             prefetch: args.prefetch,
             async_bounds: args.async_bounds,
+            bounds_ahead: args.bounds_ahead,
             cluster_time_per_task: std::time::Duration::from_micros(args.cluster_time_per_task_us),
             cut_hand_back_after: args.cut_hand_back_after,
             ..SchedulerConfig::default()

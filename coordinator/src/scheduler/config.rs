@@ -76,6 +76,10 @@ pub struct SchedulerConfig {
     /// the bound below it. Off: a barrier per bound (every unit waits for the bound's last
     /// task).
     pub async_bounds: bool,
+    /// With `async_bounds`, how many bounds past the current one a unit may go on to (1 to 3):
+    /// a unit that has exhausted every bound up to one ahead goes on to the next, while the
+    /// current bound's tail is still searched.
+    pub bounds_ahead: usize,
     /// Units are cut ahead of a bound no finer than the whole cluster searches in this time
     /// (its nodes per second on the job over its last bound): the coordinator handles each
     /// task's assignment and result on one thread, a few microseconds each, so on many slots a
@@ -104,6 +108,7 @@ impl Default for SchedulerConfig {
             probation: 1,
             prefetch: true,
             async_bounds: true,
+            bounds_ahead: 1,
             cluster_time_per_task: Duration::from_micros(40),
         }
     }
@@ -124,6 +129,8 @@ pub enum InvalidSchedulerConfig {
     MaxTasksPerJob(usize),
     #[error("the {0} is zero: every worker would be dropped at the first tick")]
     ZeroTimeout(&'static str),
+    #[error("units may go on {0} bounds ahead: from 1 to 3")]
+    BoundsAhead(usize),
 }
 
 impl SchedulerConfig {
@@ -148,6 +155,9 @@ impl SchedulerConfig {
         }
         if self.split_parts < 2 {
             return Err(InvalidSchedulerConfig::SplitParts(self.split_parts));
+        }
+        if !(1..=super::job::MAX_AHEAD).contains(&self.bounds_ahead) {
+            return Err(InvalidSchedulerConfig::BoundsAhead(self.bounds_ahead));
         }
         if self.max_tasks_per_job == 0 || self.max_tasks_per_job > 1 << 30 {
             return Err(InvalidSchedulerConfig::MaxTasksPerJob(
@@ -208,6 +218,10 @@ mod tests {
                 lease_timeout: Duration::ZERO,
                 ..SchedulerConfig::default()
             },
+            SchedulerConfig {
+                bounds_ahead: 4,
+                ..SchedulerConfig::default()
+            },
         ];
         let messages: Vec<String> = bad
             .iter()
@@ -220,6 +234,7 @@ mod tests {
             "2",
             "at least 1",
             "lease timeout",
+            "4 bounds ahead",
         ]) {
             assert!(message.contains(name), "{message}");
         }

@@ -51,18 +51,14 @@ impl Ord for Size {
 }
 
 /// A running task's place in `Scheduler::askable`: the current bounds' tasks before those
-/// searched early (a job's next bound waits for the current one), then the largest predicted
-/// first, the lowest job id, the lowest task id (the order in which tasks are asked back).
-pub(super) type AskKey = (bool, Reverse<Size>, JobId, TaskId);
+/// searched early, the nearest bound first (a job's next bound waits for the current one),
+/// then the largest predicted first, the lowest job id, the lowest task id (the order in which
+/// tasks are asked back).
+pub(super) type AskKey = (usize, Reverse<Size>, JobId, TaskId);
 
 /// Task `tid` of `job_id`'s place in the ask-back indexes.
 fn ask_key(job_id: JobId, which: Which, tid: TaskId, task: &Task) -> AskKey {
-    (
-        which == Which::Early,
-        Reverse(Size(task.predicted)),
-        job_id,
-        tid,
-    )
+    (which.rank(), Reverse(Size(task.predicted)), job_id, tid)
 }
 
 /// The workers with free slots.
@@ -205,7 +201,12 @@ impl Scheduler {
     /// tasks, which the bound that made them paid for already.
     pub(super) fn unindex_job(&mut self, job_id: JobId) {
         self.unindex_layer(job_id, Which::Now);
-        self.unindex_layer(job_id, Which::Early);
+        let ahead: Vec<Which> = (self.jobs.get(&job_id))
+            .map(|j| j.ahead_layers().collect())
+            .unwrap_or_default();
+        for which in ahead {
+            self.unindex_layer(job_id, which);
+        }
     }
 
     /// As [`Scheduler::unindex_job`], for one layer.

@@ -1,6 +1,6 @@
 //! A job's books: its [`Unit`]s (subtrees searched again at every bound until they are cut),
-//! the [`Task`]s of the current bound (a unit, or a piece handed back from one) and of the next
-//! bound, searched early ([`Layer`]s), their queues and the barrier counts, and the rules for
+//! the [`Task`]s of the current bound (a unit, or a piece handed back from one) and of the
+//! bounds after it, searched early ([`Layer`]s), their queues and the barrier counts, and the rules for
 //! bounds (how far a job may move on, which next bound is honest). Everything here is about one
 //! job; who searches a task is decided in `dispatch.rs`, and what a report does to a job in
 //! `reports.rs`.
@@ -63,12 +63,18 @@ pub(super) struct Unit {
     pub(super) retired: bool,
     /// Its tasks of the current bound not yet done: none left, it has exhausted the bound.
     pub(super) open: u32,
-    /// Nodes at the next bound so far (searched early), and its early tasks not yet done.
-    pub(super) early_nodes: u64,
-    pub(super) early_open: u32,
-    /// It has been given early tasks (it went on to the next bound).
-    pub(super) early: bool,
+    /// Per layer ahead of the current bound (`Job::ahead`): its nodes at that bound so far,
+    /// and its tasks there not yet done.
+    pub(super) ahead_nodes: [u64; MAX_AHEAD],
+    pub(super) ahead_open: [u32; MAX_AHEAD],
+    /// The layers ahead it has been given tasks in (it went on that many bounds past the
+    /// current one), the first ones of `Job::ahead`.
+    pub(super) ahead: usize,
 }
+
+/// The most layers a job searches ahead of its current bound: a task id tells its job's task
+/// lists apart in [`TaskId::SLOTS`] ways, the current bound's among them.
+pub(super) const MAX_AHEAD: usize = TaskId::SLOTS as usize - 1;
 
 /// One thing to search under the current bound: a unit, or a piece of one.
 #[derive(Clone, Debug)]
@@ -103,21 +109,33 @@ pub(super) struct Grain {
     pub(super) floor: f64,
 }
 
-/// Which of a job's task lists: the current bound's, or the next bound's searched early.
+/// Which of a job's task lists: the current bound's, or the `k`-th ahead of it
+/// (`Job::ahead[k]`, the current bound plus `k + 1` steps), searched early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Which {
     Now,
-    Early,
+    Ahead(usize),
+}
+
+impl Which {
+    /// Its place in the order layers are served and asked back in: the current bound first.
+    pub(super) fn rank(self) -> usize {
+        match self {
+            Which::Now => 0,
+            Which::Ahead(k) => k + 1,
+        }
+    }
 }
 
 /// The tasks of one bound, with their queue and what they reported. A job has the current
-/// bound's (`now`) and, while units that have exhausted it go on, the next bound's (`early`).
+/// bound's (`now`) and, while units that have exhausted it go on, those of the bounds after it
+/// (`ahead`).
 pub(super) struct Layer {
     /// Tags its tasks' assignments: results of other epochs are stale.
     pub(super) epoch: Epoch,
     pub(super) bound: u32,
-    /// 0 or 1, in its task ids ([`TaskId::slot`]): the two layers of a job never share one, so
-    /// that a task id names one task of the job.
+    /// Below [`TaskId::SLOTS`], in its task ids ([`TaskId::slot`]): no two layers of a job
+    /// share one, so that a task id names one task of the job.
     pub(super) slot: u32,
     pub(super) tasks: Vec<Task>,
     /// Pending tasks, the one to hand out next at the end.
@@ -239,19 +257,21 @@ pub(super) struct Job {
     pub(super) units: Vec<Unit>,
     /// The current bound's tasks: the lowest bound not yet exhausted by every unit.
     pub(super) now: Layer,
-    /// The next bound's tasks of units that have exhausted the current one
-    /// ([`SchedulerConfig::async_bounds`]).
-    pub(super) early: Option<Box<Layer>>,
+    /// The tasks of the bounds after the current one, of units that have exhausted every bound
+    /// before ([`SchedulerConfig::async_bounds`], [`SchedulerConfig::bounds_ahead`]): `ahead[k]`
+    /// is the current bound plus `k + 1` steps.
+    pub(super) ahead: Vec<Layer>,
     /// The last epoch given to a layer: each new layer (a bound, audits, a restart) takes the
     /// next, so that no result of an old one is taken for a new one's.
     pub(super) epochs: Epoch,
-    /// A path found early, in the next bound (its length that bound), and its finder: returned once
-    /// the current bound is exhausted everywhere.
-    pub(super) candidate: Option<(Vec<Move>, WorkerId)>,
-    /// Running tasks, of both layers.
+    /// A path found early, in layer `ahead[k]` (its length that layer's bound), its finder, and
+    /// `k`: returned once every bound below it is exhausted everywhere (when that layer becomes
+    /// the current bound's).
+    pub(super) candidate: Option<(Vec<Move>, WorkerId, usize)>,
+    /// Running tasks, of every layer.
     pub(super) running: usize,
-    /// Nodes of the early tasks' results so far (in `stats.nodes` too): the next bound's, not
-    /// the current one's, in progress reports.
+    /// Nodes of the results of the layers ahead so far (in `stats.nodes` too): the bounds
+    /// after the current one, not the current one, in progress reports.
     pub(super) early_nodes: u64,
     pub(super) stats: JobStats,
     /// Its key in [`Scheduler::runnable`] while it has queued tasks.
@@ -280,7 +300,7 @@ impl Unit {
     fn open_in(&mut self, which: Which) -> &mut u32 {
         match which {
             Which::Now => &mut self.open,
-            Which::Early => &mut self.early_open,
+            Which::Ahead(k) => &mut self.ahead_open[k],
         }
     }
 
@@ -288,8 +308,29 @@ impl Unit {
     fn nodes_in(&mut self, which: Which) -> &mut u64 {
         match which {
             Which::Now => &mut self.nodes,
-            Which::Early => &mut self.early_nodes,
+            Which::Ahead(k) => &mut self.ahead_nodes[k],
         }
+    }
+
+    /// Forgets the layers ahead (they are dropped, or the bound starts over).
+    pub(super) fn leave_ahead(&mut self) {
+        self.ahead = 0;
+        self.ahead_nodes = [0; MAX_AHEAD];
+        self.ahead_open = [0; MAX_AHEAD];
+    }
+
+    /// Its counts move down a layer: the first layer ahead becomes the current bound's.
+    /// Returns whether it had gone on to that layer.
+    pub(super) fn promote(&mut self) -> bool {
+        let went_on = self.ahead > 0;
+        self.nodes = self.ahead_nodes[0];
+        self.open = self.ahead_open[0];
+        self.ahead_nodes.rotate_left(1);
+        self.ahead_open.rotate_left(1);
+        self.ahead_nodes[MAX_AHEAD - 1] = 0;
+        self.ahead_open[MAX_AHEAD - 1] = 0;
+        self.ahead = self.ahead.saturating_sub(1);
+        went_on
     }
 
     pub(super) fn new(work: WorkUnit, solver: &Solver, last_nodes: u64) -> Unit {
@@ -300,9 +341,9 @@ impl Unit {
             nodes: 0,
             retired: false,
             open: 0,
-            early_nodes: 0,
-            early_open: 0,
-            early: false,
+            ahead_nodes: [0; MAX_AHEAD],
+            ahead_open: [0; MAX_AHEAD],
+            ahead: 0,
         }
     }
 }
@@ -338,7 +379,7 @@ impl Job {
             bound_nodes: Vec::new(),
             units,
             now: Layer::new(0, bound, 0),
-            early: None,
+            ahead: Vec::new(),
             epochs: 0,
             candidate: None,
             running: 0,
@@ -373,24 +414,36 @@ impl Job {
     pub(super) fn layer(&self, which: Which) -> Option<&Layer> {
         match which {
             Which::Now => Some(&self.now),
-            Which::Early => self.early.as_deref(),
+            Which::Ahead(k) => self.ahead.get(k),
         }
     }
 
     pub(super) fn layer_mut(&mut self, which: Which) -> Option<&mut Layer> {
         match which {
             Which::Now => Some(&mut self.now),
-            Which::Early => self.early.as_deref_mut(),
+            Which::Ahead(k) => self.ahead.get_mut(k),
         }
     }
 
-    /// The layer task `tid` belongs to (by its id alone: the two layers' ids differ).
+    /// The layer task `tid` belongs to (by its id alone: the layers' ids differ).
     pub(super) fn which_id(&self, tid: TaskId) -> Option<Which> {
         if self.now.get(tid).is_some() {
-            Some(Which::Now)
-        } else {
-            (self.early.as_ref().is_some_and(|a| a.get(tid).is_some())).then_some(Which::Early)
+            return Some(Which::Now);
         }
+        let k = self.ahead.iter().position(|l| l.get(tid).is_some())?;
+        Some(Which::Ahead(k))
+    }
+
+    /// The layers ahead of the current bound.
+    pub(super) fn ahead_layers(&self) -> impl Iterator<Item = Which> + use<> {
+        (0..self.ahead.len()).map(Which::Ahead)
+    }
+
+    /// A task-list slot no layer of the job holds now, for a new layer.
+    fn free_slot(&self) -> u32 {
+        (0..TaskId::SLOTS)
+            .find(|&s| s != self.now.slot && self.ahead.iter().all(|l| l.slot != s))
+            .unwrap_or(0)
     }
 
     /// The layer of an assignment of `epoch` and task `tid`, if it is one of the job's now.
@@ -418,7 +471,7 @@ impl Job {
     fn layer_and_units(&mut self, which: Which) -> Option<(&mut Layer, &mut [Unit])> {
         let layer = match which {
             Which::Now => Some(&mut self.now),
-            Which::Early => self.early.as_deref_mut(),
+            Which::Ahead(k) => self.ahead.get_mut(k),
         }?;
         Some((layer, &mut self.units))
     }
@@ -498,7 +551,7 @@ impl Job {
         self.requeue_at(which, tid, false);
     }
 
-    /// Task `tid` (of either layer) goes back to its queue, to go out after every task queued.
+    /// Task `tid` (of any layer) goes back to its queue, to go out after every task queued.
     /// False if there is no such task.
     pub(super) fn requeue_last(&mut self, tid: TaskId) -> bool {
         self.which_id(tid)
@@ -514,24 +567,24 @@ impl Job {
         self.requeue(which, tid);
     }
 
-    /// Whether the early tasks may go out: once the current bound's are all out, while
-    /// no answer is pending.
-    pub(super) fn early_dispatchable(&self) -> bool {
-        self.candidate.is_none()
+    /// Whether the tasks of layer `ahead[k]` may go out (once those of the bounds before are
+    /// all out): while no answer is pending, and only below a path found early (the bounds
+    /// above it hold nothing it needs).
+    fn ahead_dispatchable(&self, k: usize) -> bool {
+        self.candidate.as_ref().is_none_or(|c| k < c.2)
             && !matches!(self.auditing, Some(Auditing::Answer { .. }))
-            && self.early.as_ref().is_some_and(|a| a.pending() > 0)
     }
 
-    /// The task to hand out next, and its layer: the current bound's first.
+    /// The task to hand out next, and its layer: the current bound's first, then the layers
+    /// ahead in order.
     pub(super) fn next_queued(&self) -> Option<(Which, TaskId)> {
         if let Some(tid) = self.now.peek() {
             return Some((Which::Now, tid));
         }
-        if self.early_dispatchable() {
-            let tid = self.early.as_ref()?.peek()?;
-            return Some((Which::Early, tid));
-        }
-        None
+        self.ahead.iter().enumerate().find_map(|(k, layer)| {
+            let tid = layer.peek()?;
+            self.ahead_dispatchable(k).then_some((Which::Ahead(k), tid))
+        })
     }
 
     pub(super) fn has_queued(&self) -> bool {
@@ -542,23 +595,23 @@ impl Job {
     /// (their epoch is over), so the job's running tasks are the early ones only.
     pub(super) fn replace_now(&mut self, layer: Layer) {
         self.now = layer;
-        self.running = self.early.as_ref().map_or(0, |e| e.running());
+        self.running = self.ahead.iter().map(Layer::running).sum();
     }
 
-    /// Its tasks running in both layers, counted (what `running` keeps).
+    /// Its tasks running in every layer, counted (what `running` keeps).
     #[cfg(debug_assertions)]
     pub(super) fn running_tasks(&self) -> usize {
-        self.now.running() + self.early.as_ref().map_or(0, |e| e.running())
+        self.now.running() + self.ahead.iter().map(Layer::running).sum::<usize>()
     }
 
-    /// Tasks held in both layers (`max_tasks_per_job` caps them).
+    /// Tasks held in every layer (`max_tasks_per_job` caps them).
     pub(super) fn task_count(&self) -> usize {
-        self.now.tasks.len() + self.early.as_ref().map_or(0, |e| e.tasks.len())
+        self.now.tasks.len() + self.ahead.iter().map(|l| l.tasks.len()).sum::<usize>()
     }
 
-    /// Tasks queued in both layers.
+    /// Tasks queued in every layer.
     pub(super) fn queued(&self) -> usize {
-        self.now.pending() + self.early.as_ref().map_or(0, |a| a.pending())
+        self.now.pending() + self.ahead.iter().map(Layer::pending).sum::<usize>()
     }
 
     /// Starts the current bound: one task per unit, in depth-first order, after cutting the
@@ -570,9 +623,7 @@ impl Job {
         self.replace_now(Layer::new(epoch, self.now.bound, self.now.slot));
         for unit in &mut self.units {
             unit.open = 0;
-            unit.early = false;
-            unit.early_nodes = 0;
-            unit.early_open = 0;
+            unit.leave_ahead();
         }
         let tasks: Vec<Task> = (self.units.iter().enumerate())
             .filter(|(_, u)| !u.retired)
@@ -649,13 +700,18 @@ impl Job {
             return None;
         }
         let n = parts.len() as u64;
-        let (last, now) = (self.units[i].last_nodes / n, self.units[i].nodes / n);
+        let parent = &self.units[i];
+        let (last, now) = (parent.last_nodes / n, parent.nodes / n);
+        // A unit is only cut between its tasks: the parts have exhausted what it had.
+        let (ahead_nodes, ahead) = (parent.ahead_nodes.map(|nodes| nodes / n), parent.ahead);
         self.units[i].retired = true;
         self.stats.splits += 1;
         let first = self.units.len();
         for work in parts {
             let mut unit = Unit::new(work, &self.spec.solver, last);
             unit.nodes = now;
+            unit.ahead_nodes = ahead_nodes;
+            unit.ahead = ahead;
             self.units.push(unit);
         }
         Some(first..self.units.len())
@@ -664,7 +720,7 @@ impl Job {
     /// Queues its first bound: a whole job (one unit, [`JobSpec::whole`]) as one task searched
     /// bound after bound, anything else as [`Job::queue_all`] does.
     pub(super) fn start(&mut self, config: &SchedulerConfig, grain: Grain) {
-        self.early = None;
+        self.ahead.clear();
         self.candidate = None;
         self.queue_all(config, grain);
         let whole = self.spec.whole && self.units.iter().filter(|u| !u.retired).count() == 1;
@@ -680,35 +736,51 @@ impl Job {
         self.now.tasks.first().is_some_and(|t| t.iterate)
     }
 
-    /// Unit `i` has exhausted the current bound: it goes on to the next one at once, as tasks
-    /// of the next bound (the early layer, opened here at the current bound plus its last step), cut first if
-    /// it is predicted too large for its share. Returns the tasks queued.
+    /// Unit `i` has exhausted the current bound and every layer ahead it has tasks in: it goes
+    /// on at once to the next bound, as tasks of the next layer ahead (opened here at the bound
+    /// before plus the job's last step), cut first if it is predicted too large for its share.
+    /// Not past [`SchedulerConfig::bounds_ahead`] layers, nor to a layer at or past a path
+    /// found early. Returns the tasks queued.
     pub(super) fn go_on(&mut self, i: usize, config: &SchedulerConfig, grain: Grain) -> usize {
         let unit = &self.units[i];
+        let k = unit.ahead;
+        let window = config.bounds_ahead.clamp(1, MAX_AHEAD);
         if !config.async_bounds
             || unit.retired
-            || unit.early
+            || k >= window
             || unit.open > 0
+            || unit.ahead_open[..k].iter().any(|&open| open > 0)
             || self.auditing.is_some()
-            || self.candidate.is_some()
+            || self.candidate.as_ref().is_some_and(|c| k >= c.2)
             || self.is_whole()
+            || self.ahead.len() < k
         {
             return 0;
         }
-        if self.early.is_none() {
+        if self.ahead.len() == k {
             let step = match self.stats.bounds[..] {
                 [.., before, last] if last > before => (last - before).min(MAX_BOUND_STEP),
                 _ => 2,
             };
+            let below = self.ahead.last().map_or(self.now.bound, |l| l.bound);
             let epoch = self.new_epoch();
-            let slot = 1 - self.now.slot;
-            self.early = Some(Box::new(Layer::new(epoch, self.now.bound + step, slot)));
+            let slot = self.free_slot();
+            self.ahead.push(Layer::new(epoch, below + step, slot));
         }
         let growth = self.growth();
-        let predicted = self.units[i].nodes as f64 * growth;
-        // The early bound is two past the last exhausted one.
+        let below_nodes = |unit: &Unit| {
+            if k == 0 {
+                unit.nodes
+            } else {
+                unit.ahead_nodes[k - 1]
+            }
+        };
+        let predicted = below_nodes(&self.units[i]) as f64 * growth;
+        // Layer k's bound is k + 2 steps past the last exhausted one.
         let cap = match self.bound_nodes.last() {
-            Some(&last) if last > 0 => Job::unit_cap(config, grain, last as f64 * growth * growth),
+            Some(&last) if last > 0 => {
+                Job::unit_cap(config, grain, last as f64 * growth.powi(k as i32 + 2))
+            }
             _ => f64::INFINITY,
         };
         let parts = if predicted > cap && self.units.len() < config.max_tasks_per_job {
@@ -724,16 +796,16 @@ impl Job {
         let tasks: Vec<Task> = members
             .iter()
             .map(|&u| {
-                self.units[u].early = true;
+                self.units[u].ahead = k + 1;
                 let unit = &self.units[u];
-                Task::new(u, unit.work.clone(), unit.nodes as f64 * growth)
+                Task::new(u, unit.work.clone(), below_nodes(unit) as f64 * growth)
             })
             .collect();
-        let ids = self.add_tasks(Which::Early, tasks);
+        let ids = self.add_tasks(Which::Ahead(k), tasks);
         let queued = ids.len();
         self.stats.units += queued;
-        if let Some(early) = self.early.as_deref_mut() {
-            early.push_ordered(ids);
+        if let Some(layer) = self.ahead.get_mut(k) {
+            layer.push_ordered(ids);
         }
         queued
     }
@@ -742,9 +814,13 @@ impl Job {
     /// and its tasks sent ahead being taken back (counted in [`Scheduler::revoking`]), in both
     /// layers.
     pub(super) fn asked_out(&self) -> (usize, usize) {
-        let (asked, taken_back) = self.now.asked_out();
-        let (a, t) = self.early.as_ref().map_or((0, 0), |l| l.asked_out());
-        (asked + a, taken_back + t)
+        let (mut asked, mut taken_back) = self.now.asked_out();
+        for layer in &self.ahead {
+            let (a, t) = layer.asked_out();
+            asked += a;
+            taken_back += t;
+        }
+        (asked, taken_back)
     }
 
     /// Whether `path` from the root reaches the goal.

@@ -31,23 +31,28 @@ pub struct WorkerId(pub u64);
 pub struct TaskId(pub u32);
 
 impl TaskId {
-    /// The bit that tells a job's two task lists apart (see `job.rs`, `Layer::slot`).
-    const SLOT_BIT: u32 = 1 << 31;
+    /// Index bits: below them, the two bits that tell a job's task lists apart (see `job.rs`,
+    /// `Layer::slot`): slot 1 in the top bit, as when a job had two lists, slot 2 in the one
+    /// below, slot 3 in both.
+    const INDEX_BITS: u32 = 30;
+    /// Task lists a job may hold at once: the current bound's and up to three ahead.
+    pub(crate) const SLOTS: u32 = 4;
 
-    /// The task at `index` in the task list of `slot` (0 or 1; `max_tasks_per_job` keeps the
-    /// index below the slot bit).
+    /// The task at `index` in the task list of `slot` (below [`TaskId::SLOTS`];
+    /// `max_tasks_per_job` keeps the index below the slot bits).
     pub(crate) fn new(slot: u32, index: usize) -> TaskId {
-        TaskId(index as u32 | (slot << 31))
+        let index = index as u32 & ((1 << Self::INDEX_BITS) - 1);
+        TaskId(index | (slot & 1) << 31 | (slot >> 1 & 1) << 30)
     }
 
     /// Its place in its task list.
     pub(crate) fn index(self) -> usize {
-        (self.0 & !Self::SLOT_BIT) as usize
+        (self.0 & ((1 << Self::INDEX_BITS) - 1)) as usize
     }
 
-    /// Which of a job's two task lists it belongs to.
+    /// Which of a job's task lists it belongs to.
     pub(crate) fn slot(self) -> u32 {
-        self.0 >> 31
+        (self.0 >> 31 & 1) | (self.0 >> 30 & 1) << 1
     }
 }
 
@@ -300,4 +305,24 @@ pub enum DisconnectReason {
     /// It failed, refused or cancelled [`max_failures`](super::SchedulerConfig::max_failures)
     /// units in a row.
     Failing,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TaskId;
+
+    #[test]
+    fn a_task_id_names_its_list_and_place_and_the_first_two_lists_keep_their_old_ids() {
+        let mut seen = std::collections::HashSet::new();
+        for slot in 0..TaskId::SLOTS {
+            for index in [0, 1, 12_345, (1 << 30) - 1] {
+                let id = TaskId::new(slot, index);
+                assert_eq!((id.slot(), id.index()), (slot, index), "{id:?}");
+                assert!(seen.insert(id), "{id:?} twice");
+            }
+        }
+        // Ids of the current bound's list and the first one ahead read as when a job had two.
+        assert_eq!(TaskId::new(0, 5), TaskId(5));
+        assert_eq!(TaskId::new(1, 5), TaskId(1 << 31 | 5));
+    }
 }

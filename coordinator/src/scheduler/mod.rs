@@ -49,14 +49,16 @@
 //!   exhausted everywhere. A whole job's solution is optimal by the same rule, applied by its
 //!   one worker to the whole tree.
 //! - **No barrier for the units that are done** ([`SchedulerConfig::async_bounds`], AIDA*'s
-//!   asynchronous iterations, one bound ahead). A unit whose tasks have all exhausted the bound
-//!   goes on at once to the bound plus the job's last step, as *early* tasks: a second
-//!   `Layer` (`job.rs`) with an epoch of its own, handed out only while none of the current bound's
-//!   is queued, in depth-first order, and asked back after them. When the bound ends, the early
-//!   layer becomes the next bound's if that bound is the one guessed (units not in it get their
-//!   tasks then), and is dropped otherwise. A path found early waits, as the job's candidate,
-//!   until the bound below is exhausted everywhere and the next bound is its length: the
-//!   barrier's rule, applied later.
+//!   asynchronous iterations, up to [`SchedulerConfig::bounds_ahead`] bounds ahead). A unit
+//!   whose tasks have all exhausted the bound goes on at once to the bound plus the job's last
+//!   step, as *early* tasks: a `Layer` ahead (`job.rs`) with an epoch of its own, handed out
+//!   only while none of the bounds' before is queued, in depth-first order, and asked back after
+//!   them; done with that one too, it goes on to the next layer, within the window. When the
+//!   bound ends, the first layer ahead becomes the current bound's if that bound is the one
+//!   guessed (units not in it get their tasks then), and every layer ahead is dropped otherwise.
+//!   A path found early waits, as the job's candidate, until every bound below it is exhausted
+//!   everywhere and each next bound was the one guessed, so that its layer becomes the current
+//!   one: the barrier's rule, applied later. No task at or above its layer goes out meanwhile.
 //! - **Workers pull.** Assignments go to free slots, the job with the fewest running tasks first
 //!   (fair sharing), and within a job in the serial search's depth-first order (Korf's operator
 //!   order on the prefixes). In the last bound that makes the distributed search explore what
@@ -436,7 +438,7 @@ impl Scheduler {
             let per_worker = job.stats.worker_nodes.entry(worker).or_default();
             *per_worker = per_worker.saturating_add(result.expanded);
             let which = job.which(result.epoch, result.task);
-            if which == Some(Which::Early) {
+            if matches!(which, Some(Which::Ahead(_))) {
                 job.early_nodes = job.early_nodes.saturating_add(result.expanded);
             }
             let state = (which.and_then(|w| job.layer(w)))
@@ -608,23 +610,26 @@ impl Scheduler {
         commands
     }
 
-    /// Drops job `job_id`'s early tasks (the next bound's, searched before the current one was
-    /// over): those running finish unheeded (their epoch is over).
+    /// Drops job `job_id`'s early tasks (the bounds' ahead, searched before the current one
+    /// was over): those running finish unheeded (their epoch is over).
     fn drop_early(&mut self, job_id: JobId) {
-        self.unindex_layer(job_id, Which::Early);
+        let ahead: Vec<Which> = (self.jobs.get(&job_id))
+            .map(|j| j.ahead_layers().collect())
+            .unwrap_or_default();
+        for which in ahead {
+            self.unindex_layer(job_id, which);
+        }
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return;
         };
         job.early_nodes = 0;
-        if let Some(early) = job.early.take() {
-            let (asked, taken_back) = early.asked_out();
+        for layer in std::mem::take(&mut job.ahead) {
+            let (asked, taken_back) = layer.asked_out();
             self.asked_out -= asked;
             self.revoking -= taken_back;
-            for unit in &mut job.units {
-                unit.early = false;
-                unit.early_nodes = 0;
-                unit.early_open = 0;
-            }
+        }
+        for unit in &mut job.units {
+            unit.leave_ahead();
         }
         job.candidate = None;
     }
@@ -657,58 +662,74 @@ impl Scheduler {
         vec![progress]
     }
 
-    /// Job `job_id`'s early tasks become its current bound's (the units that went on early keep
-    /// what they searched; the others start it now), and a path found among them is its
-    /// answer: every lower bound is now exhausted everywhere.
+    /// Job `job_id`'s first layer ahead becomes its current bound's (the units that went on
+    /// early keep what they searched; the others start it now; the other layers move one
+    /// down), and a path found in it is its answer: every lower bound is now exhausted
+    /// everywhere.
     fn promote_early(&mut self, job_id: JobId) -> Vec<Command> {
         let Some(grain) = self.jobs.get(&job_id).map(|j| self.grain(j)) else {
             return Vec::new();
         };
-        // Their place in the ask-back order changes: the current bound's go first.
-        self.unindex_layer(job_id, Which::Early);
+        // Their place in the ask-back order changes: each layer moves one down.
+        let ahead: Vec<Which> = (self.jobs.get(&job_id))
+            .map(|j| j.ahead_layers().collect())
+            .unwrap_or_default();
+        for &which in &ahead {
+            self.unindex_layer(job_id, which);
+        }
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        let Some(early) = job.early.take() else {
+        if job.ahead.is_empty() {
             return Vec::new();
-        };
-        job.now = *early;
-        job.early_nodes = 0;
+        }
+        job.now = job.ahead.remove(0);
         job.stats.bounds.push(job.now.bound);
         let growth = job.growth();
         self.visits.add(job.units.len());
-        // Units without early tasks start the bound now; those whose early tasks are all done
-        // go on to the next.
+        // Units that had not gone on start the bound now; those done with it and with nothing
+        // further ahead go on to the next.
         let mut late = Vec::new();
         let mut done = Vec::new();
+        let mut still_ahead = 0u64;
         for (i, unit) in job.units.iter_mut().enumerate() {
-            unit.nodes = std::mem::take(&mut unit.early_nodes);
-            unit.open = std::mem::take(&mut unit.early_open);
-            let went_on = std::mem::take(&mut unit.early);
+            let went_on = unit.promote();
             if unit.retired {
                 continue;
             }
+            still_ahead = (unit.ahead_nodes.iter()).fold(still_ahead, |a, &n| a.saturating_add(n));
             if !went_on {
                 late.push(Task::new(
                     i,
                     unit.work.clone(),
                     unit.last_nodes as f64 * growth,
                 ));
-            } else if unit.open == 0 {
+            } else if unit.open == 0 && unit.ahead_open[..unit.ahead].iter().all(|&o| o == 0) {
+                // Done with every bound it went on to: the window moved, it may go further.
                 done.push(i);
             }
         }
+        job.early_nodes = still_ahead;
         job.stats.units += late.len();
         let ids = job.add_tasks(Which::Now, late);
         job.now.push_next(ids);
+        let remaining: Vec<Which> = job.ahead_layers().collect();
         self.index_layer(job_id, Which::Now);
+        for which in remaining {
+            self.index_layer(job_id, which);
+        }
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
         let mut commands = vec![job.progress(false)];
-        if let Some((path, finder)) = job.candidate.take() {
-            commands.extend(self.answer(job_id, finder, path));
-            return commands;
+        match job.candidate.take() {
+            // Found in the layer now current: every bound below it is exhausted everywhere.
+            Some((path, finder, 0)) => {
+                commands.extend(self.answer(job_id, finder, path));
+                return commands;
+            }
+            Some((path, finder, k)) => job.candidate = Some((path, finder, k - 1)),
+            None => {}
         }
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return commands;
@@ -749,7 +770,7 @@ impl Scheduler {
             commands.extend(self.finish(job, JobOutcome::Cancelled { lower_bound }));
             return commands;
         }
-        let early = job.early.as_ref().map(|e| e.bound);
+        let early = job.ahead.first().map(|e| e.bound);
         if early == Some(next) {
             return self.promote_early(job_id);
         }

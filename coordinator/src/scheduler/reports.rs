@@ -170,13 +170,14 @@ impl Scheduler {
                 "rejected a path that does not check out",
             );
         }
-        if r.which == Which::Early {
-            // Optimal once every unit has exhausted the current bound (AIDA*'s rule): until
-            // then no more early tasks go out.
-            job.task_done(Which::Early, r.task);
+        if let Which::Ahead(k) = r.which {
+            // Optimal once every unit has exhausted every bound below it (AIDA*'s rule): until
+            // then no task of its layer or above goes out. A path found in a lower layer
+            // replaces it.
+            job.task_done(r.which, r.task);
             job.reporters.insert(r.worker);
-            if job.candidate.is_none() {
-                job.candidate = Some((path, r.worker));
+            if job.candidate.as_ref().is_none_or(|c| k < c.2) {
+                job.candidate = Some((path, r.worker, k));
             }
             return Vec::new();
         }
@@ -212,7 +213,7 @@ impl Scheduler {
                 let (asked, taken_back) = job.asked_out();
                 self.asked_out -= asked;
                 self.revoking -= taken_back;
-                job.early = None;
+                job.ahead.clear();
                 job.candidate = None;
                 job.reporters.insert(finder);
                 let bounds = job.stats.bounds.clone();
@@ -262,10 +263,14 @@ impl Scheduler {
     /// current bound goes on to the next, and the bound may be over. (An early task's end
     /// changes nothing else: the bound ahead ends when it becomes the current one.)
     fn after_unit_task(&mut self, job_id: JobId, which: Which, unit: usize) -> Vec<Command> {
-        if which == Which::Early {
+        let grain = self.jobs.get(&job_id).map(|j| self.grain(j));
+        if let Which::Ahead(_) = which {
+            // Done with its layer, and every one below: it may go on further.
+            if let (Some(job), Some(grain)) = (self.jobs.get_mut(&job_id), grain) {
+                job.go_on(unit, &self.config, grain);
+            }
             return Vec::new();
         }
-        let grain = self.jobs.get(&job_id).map(|j| self.grain(j));
         if let (Some(job), Some(grain)) = (self.jobs.get_mut(&job_id), grain) {
             job.go_on(unit, &self.config, grain);
         }

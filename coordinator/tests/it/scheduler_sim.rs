@@ -1181,12 +1181,12 @@ fn a_job_never_holds_more_tasks_than_its_cap_and_stays_optimal() {
     let (_, _, stats) = &sim.finished[0];
     // Splits stopped at the cap: some tasks were searched again whole, without a budget.
     assert!(stats.discarded_nodes > 0, "{stats:?}");
-    // A task id carries in its top bit which of the job's two task lists (the current
-    // bound's, the next bound's) holds it.
+    // A task id carries in its top two bits which of the job's task lists (the current
+    // bound's, those ahead of it) holds it.
     let most = sim
         .assigned
         .iter()
-        .map(|(_, a)| a.task.0 & !(1 << 31))
+        .map(|(_, a)| a.task.0 & ((1 << 30) - 1))
         .max()
         .unwrap();
     assert!(most < 30, "task id {most} past the cap");

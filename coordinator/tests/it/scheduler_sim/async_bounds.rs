@@ -1,8 +1,8 @@
 //! Bounds without a barrier (`SchedulerConfig::async_bounds`, AIDA*'s asynchronous iterations,
-//! one bound ahead): a unit that has exhausted the job's bound goes on to the next at once, on
-//! slots the bound's tail would leave idle; a path found there is returned only once every unit
-//! has exhausted the bound below it; a next bound other than the one guessed throws the early
-//! work away.
+//! up to `SchedulerConfig::bounds_ahead` bounds ahead): a unit that has exhausted the job's
+//! bound goes on to the next at once, on slots the bound's tail would leave idle; a path found
+//! there is returned only once every unit has exhausted every bound below it; a next bound
+//! other than the one guessed throws the early work away.
 
 use super::*;
 
@@ -72,20 +72,14 @@ fn with_a_barrier_no_unit_searches_past_the_current_bound() {
     check_optimal(&sim, 3, &root);
 }
 
-#[test]
-fn a_path_found_early_waits_until_the_bound_below_is_exhausted() {
-    let mut sim = Sim::new(patient(true));
-    sim.add_worker(1, 1);
-    sim.add_worker(2, 4);
-    let root = sim.submit(3, KORF_12, korf_goal(), 30);
-    let optimum = optimal(&root) as u32;
-    // Both work until the bound below the optimum is the current one and worker 1 holds one of
-    // its tasks.
+/// Workers 1 and 2 work, a task each at a time, until `bound` is job `id`'s current bound and
+/// worker 1's next task is one of it (which the caller then has it hold).
+fn until_worker_1_holds(sim: &mut Sim, id: u64, bound: u32) {
     let mut turns = 0;
-    while !(current_bound(&sim, 3) == optimum - 2
+    while !(current_bound(sim, id) == bound
         && sim.inbox[&WorkerId(1)]
             .front()
-            .is_some_and(|a| a.bound == optimum - 2))
+            .is_some_and(|a| a.bound == bound))
     {
         turns += 1;
         assert!(turns < 100_000, "never got there");
@@ -93,6 +87,16 @@ fn a_path_found_early_waits_until_the_bound_below_is_exhausted() {
         sim.step(2, false);
         assert!(sim.finished.is_empty());
     }
+}
+
+#[test]
+fn a_path_found_early_waits_until_the_bound_below_is_exhausted() {
+    let mut sim = Sim::new(patient(true));
+    sim.add_worker(1, 1);
+    sim.add_worker(2, 4);
+    let root = sim.submit(3, KORF_12, korf_goal(), 30);
+    let optimum = optimal(&root) as u32;
+    until_worker_1_holds(&mut sim, 3, optimum - 2);
     // Worker 2 goes on alone: units it finishes go on to the optimum's bound, where one of them
     // finds the path. It is not returned while worker 1's task may still hold a shorter one.
     sim.run(&[(2, 1)], false);
@@ -192,32 +196,95 @@ fn early_liar_step(sim: &mut Sim, w: u64) -> bool {
 
 #[test]
 fn a_lie_told_a_bound_early_is_audited_like_any_other() {
-    let run = |audit_fraction: f64| {
-        let mut sim = Sim::new(SchedulerConfig {
-            audit_fraction,
-            probation: 0,
-            ..patient(true)
-        });
-        sim.add_worker(1, 4);
-        sim.add_worker(2, 1);
-        let root = sim.submit(1, KORF_12, korf_goal(), 40);
-        run_with_liar_stepping(&mut sim, |sim| early_liar_step(sim, 1));
-        (sim, root)
-    };
-    // Unaudited, lies told early do harm: this run proves something.
-    let (trusting, root) = run(0.0);
+    // One bound ahead, and three (a lie then waits longer before its bound is the current one).
+    for ahead in [1, 3] {
+        let run = |audit_fraction: f64| {
+            let mut sim = Sim::new(SchedulerConfig {
+                audit_fraction,
+                probation: 0,
+                ..patient_ahead(ahead)
+            });
+            sim.add_worker(1, 4);
+            sim.add_worker(2, 1);
+            let root = sim.submit(1, KORF_12, korf_goal(), 40);
+            run_with_liar_stepping(&mut sim, |sim| early_liar_step(sim, 1));
+            (sim, root)
+        };
+        // Unaudited, lies told early do harm: this run proves something.
+        let (trusting, root) = run(0.0);
+        assert!(
+            lies_did_harm(&trusting, &root),
+            "{ahead} ahead: no lie told early mattered: this proves nothing"
+        );
+        // Audited, the early layers' reports are claims of their bounds like any others.
+        let (audited, root) = run(1.0);
+        check_optimal(&audited, 1, &root);
+        assert_eq!(
+            audited.disconnected,
+            vec![WorkerId(1)],
+            "{ahead} ahead: the liar, and only it"
+        );
+        let (_, _, stats) = &audited.finished[0];
+        assert!(stats.audits_failed >= 1, "{ahead} ahead: {stats:?}");
+    }
+}
+
+/// `patient`, with units going on up to `ahead` bounds past the current one.
+fn patient_ahead(ahead: usize) -> SchedulerConfig {
+    SchedulerConfig {
+        bounds_ahead: ahead,
+        ..patient(true)
+    }
+}
+
+#[test]
+fn units_go_on_several_bounds_ahead_but_no_further_than_the_window() {
+    let mut sim = Sim::new(patient_ahead(3));
+    sim.add_worker(1, 1);
+    sim.add_worker(2, 4);
+    let root = sim.submit(3, KORF_12, korf_goal(), 30);
+    let first = current_bound(&sim, 3);
+    assert_eq!(sim.inbox[&WorkerId(1)][0].bound, first);
+    // Worker 1 sits on its task of the first bound; worker 2 does everything else it gets.
+    sim.run(&[(2, 1)], false);
+    assert!(sim.finished.is_empty(), "the first bound is not over");
+    assert_eq!(current_bound(&sim, 3), first);
+    let ahead: BTreeSet<u32> = (sim.assigned.iter())
+        .filter(|(w, _)| *w == WorkerId(2))
+        .map(|(_, a)| a.bound)
+        .filter(|&b| b > first)
+        .collect();
     assert!(
-        lies_did_harm(&trusting, &root),
-        "no lie told early mattered: this proves nothing"
+        ahead.contains(&(first + 4)),
+        "no unit went on past the next bound: {ahead:?}"
     );
-    // Audited, the early layer's reports are claims of their bound like any others.
-    let (audited, root) = run(1.0);
-    check_optimal(&audited, 1, &root);
-    assert_eq!(
-        audited.disconnected,
-        vec![WorkerId(1)],
-        "the liar, and only it"
+    assert!(
+        ahead.iter().all(|&b| b <= first + 6),
+        "past three bounds ahead: {ahead:?}"
     );
-    let (_, _, stats) = &audited.finished[0];
-    assert!(stats.audits_failed >= 1, "{stats:?}");
+    sim.run(&[(1, 1), (2, 1)], false);
+    check_optimal(&sim, 3, &root);
+}
+
+#[test]
+fn a_path_found_two_bounds_ahead_waits_for_both_bounds_below() {
+    let mut sim = Sim::new(patient_ahead(2));
+    sim.add_worker(1, 1);
+    sim.add_worker(2, 4);
+    let root = sim.submit(3, KORF_12, korf_goal(), 30);
+    let optimum = optimal(&root) as u32;
+    until_worker_1_holds(&mut sim, 3, optimum - 4);
+    // Worker 2 goes on alone, two bounds ahead: the path turns up at the optimum's bound and
+    // waits while worker 1's task of the bound two below is open.
+    sim.run(&[(2, 1)], false);
+    let found_ahead = (sim.delivered.iter())
+        .any(|(w, r)| *w == WorkerId(2) && matches!(r.report, Report::Found(_)));
+    assert!(found_ahead, "the path was not found two bounds ahead");
+    assert!(
+        sim.finished.is_empty(),
+        "returned before the bounds below were over"
+    );
+    assert_eq!(current_bound(&sim, 3), optimum - 4);
+    sim.run(&[(1, 1), (2, 1)], false);
+    check_optimal(&sim, 3, &root);
 }
