@@ -12,7 +12,7 @@
 //! - [`sink`]: where the answers go: text, JSONL or CSV, the summary, the progress bar and
 //!   `--resume`.
 //! - [`tools`]: `gen` (random boards, reproducible by seed) and `verify` (replay a path).
-//! - [`bench`]: one thread, each heuristic, nodes and node rates per instance.
+//! - [`bench`](mod@bench): one thread, each heuristic, nodes and node rates per instance.
 //! - [`cluster_bench`]: distribution's costs and gains, measured through a coordinator.
 //! - [`load`]: many concurrent clients mixing cached, new, invalid and unsolvable boards
 //!   against one coordinator; every answer checked, throughput and latency percentiles.

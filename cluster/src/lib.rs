@@ -15,10 +15,10 @@
 //!   `npuzzle.v1.Solver` carrying the client token, for a local cluster and a named one alike.
 //! - [`wait_for_workers`], [`JoinError`], [`JOIN_TIMEOUT`]: the one join wait.
 //! - `testing` (feature `test-util`, for dev-dependencies only): what the tests of every crate
-//!   share: [`testing::TestCluster`] (a [`LocalCluster`] with panicking conveniences),
-//!   [`testing::ClusterThread`] (one on a runtime thread of its own, for tests that run a
+//!   share: `testing::TestCluster` (a [`LocalCluster`] with panicking conveniences),
+//!   `testing::ClusterThread` (one on a runtime thread of its own, for tests that run a
 //!   blocking binary), test certificates, the Prometheus scrape, Korf's instances,
-//!   [`testing::eventually`] and the environment-variable check of a command line.
+//!   `testing::eventually` and the environment-variable check of a command line.
 //!
 //! # Example
 //!

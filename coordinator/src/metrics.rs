@@ -1,6 +1,6 @@
 //! The coordinator's Prometheus metrics: their names, their descriptions, and the few helpers
 //! the adapters (the gRPC services, the cluster actor) record them with. The scheduler records
-//! nothing; the actor exports its [`Totals`](crate::scheduler::Totals).
+//! nothing; the actor exports its [`crate::scheduler::Totals`].
 //!
 //! Names follow Prometheus conventions: `npuzzle_coordinator_` first, counters end in `_total`,
 //! durations are `_seconds` histograms. The endpoint is served only with

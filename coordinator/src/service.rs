@@ -2,7 +2,7 @@
 //! clients and `npuzzle.v1.Cluster` (`Join`) for workers. What they answer is decided elsewhere:
 //! a request's path in `solve.rs` (its searches in `flight.rs`), what a worker's hello gets in
 //! `handshake.rs`, the workers' messages in `wire.rs`, `Stats` in `console.rs`. Here are the
-//! tonic impls and the gRPC form of each refusal: [`SolveError`] and [`Refused`] to [`Status`].
+//! tonic impls and the gRPC form of each refusal: `SolveError` and `Refused` to [`Status`].
 
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -306,7 +306,7 @@ impl Cluster for ClusterService {
     type JoinStream = UnboundedReceiverStream<Result<v1::CoordinatorMessage, Status>>;
 
     /// A worker's stream: its joins rationed per address, its hello read and judged
-    /// ([`handshake`]), a place reserved, then its results and heartbeats passed to the
+    /// (`handshake.rs`), a place reserved, then its results and heartbeats passed to the
     /// cluster until the stream ends.
     async fn join(
         &self,

@@ -10,7 +10,7 @@ use crate::moves::Move;
 use crate::search::Iteration;
 
 /// A subtree of the search: a state `g` moves from the root, reached by `prefix`, never to undo
-/// its last move. The cluster hands these out; see [`Solver::frontier`].
+/// its last move. The cluster hands these out; see [`crate::Solver::frontier`].
 ///
 /// The search below skips move sequences that repeat a preferred one, including those that
 /// begin before the unit's root: it reads the last [`TRAIL_MOVES`] moves of `trail` followed by

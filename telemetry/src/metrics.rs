@@ -1,6 +1,6 @@
 //! The Prometheus endpoint: the process's metrics in the text exposition format, over HTTP.
 //!
-//! The [`metrics`](::metrics) facade has one recorder per process, so there is one registry per
+//! The [`::metrics`] facade has one recorder per process, so there is one registry per
 //! process, installed on first use by [`install`]. Every endpoint of the process serves it: a
 //! coordinator and workers running in one process (`npuzzle cluster`, the tests) share it, and
 //! their metric names do not overlap (`npuzzle_coordinator_*`, `npuzzle_worker_*`).

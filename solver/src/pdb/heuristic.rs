@@ -74,7 +74,7 @@ fn rank_change(
 /// The additive heuristic of a partition's tables, with the reflected lookup on square boards.
 ///
 /// The search carries each table's rank from a node to its children and changes it by what the
-/// move changes ([`rank_change`]): a lookup costs a few additions, not a rank computed over
+/// move changes (`rank_change`): a lookup costs a few additions, not a rank computed over
 /// every tile of the pattern.
 #[derive(Clone, Debug)]
 pub struct PdbHeuristic {
