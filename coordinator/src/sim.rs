@@ -36,7 +36,7 @@
 //! ```
 
 use std::cmp::Ordering as CmpOrdering;
-use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -681,8 +681,8 @@ struct Sim<'a> {
     waiting: HashMap<WorkerId, VecDeque<Assignment>>,
     generation: u64,
     report: SimReport,
-    /// (job, bound) → its entry in `report.bounds`.
-    spans: HashMap<(u64, u32), usize>,
+    /// Per (job, bound), its tasks so far: `report.bounds` at the end, in that order.
+    spans: BTreeMap<(u64, u32), BoundSpan>,
     next_job: usize,
     answered: usize,
     last_answer: f64,
@@ -899,26 +899,16 @@ impl Sim<'_> {
 
     /// Counts a task of `job` under `bound` that ran `busy` seconds from `started`.
     fn bound_span(&mut self, job: JobId, bound: u32, started: f64, busy: f64) {
-        let key = (job.0, bound);
-        let at = match self.spans.get(&key) {
-            Some(&i) => i,
-            None => {
-                self.spans.insert(key, self.report.bounds.len());
-                self.report.bounds.push(BoundSpan {
-                    job: job.0,
-                    bound,
-                    first_start: started,
-                    ..BoundSpan::default()
-                });
-                self.report.bounds.len() - 1
-            }
-        };
-        if let Some(span) = self.report.bounds.get_mut(at) {
-            span.first_start = span.first_start.min(started);
-            span.last_end = span.last_end.max(started + busy);
-            span.tasks += 1;
-            span.busy_secs += busy;
-        }
+        let span = self.spans.entry((job.0, bound)).or_insert(BoundSpan {
+            job: job.0,
+            bound,
+            first_start: started,
+            ..BoundSpan::default()
+        });
+        span.first_start = span.first_start.min(started);
+        span.last_end = span.last_end.max(started + busy);
+        span.tasks += 1;
+        span.busy_secs += busy;
     }
 
     /// `worker` answers for an assignment it held without starting it.
@@ -1044,7 +1034,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
             serial_nodes: traces.iter().map(serial_nodes).sum(),
             ..SimReport::default()
         },
-        spans: HashMap::new(),
+        spans: BTreeMap::new(),
         next_job: 0,
         answered: 0,
         last_answer: 0.0,
@@ -1102,7 +1092,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
     sim.report.scheduler_visits = sim.scheduler.visits();
     sim.report.wrong += sim.jobs.len() - sim.answered;
     sim.report.makespan = sim.last_answer;
-    sim.report.bounds.sort_by_key(|b| (b.job, b.bound));
+    sim.report.bounds = std::mem::take(&mut sim.spans).into_values().collect();
     sim.report
 }
 
@@ -1211,6 +1201,20 @@ mod tests {
         );
     }
 
+    /// 8 slots, with a whole job cut after 2,000 nodes and units down to 1,000: Korf #12 is cut
+    /// over several bounds.
+    fn eight_slots_cut_early() -> SimConfig {
+        SimConfig {
+            slots: 8,
+            scheduler: SchedulerConfig {
+                hand_back_after: 2_000,
+                min_split_nodes: 1_000,
+                ..SchedulerConfig::default()
+            },
+            ..SimConfig::default()
+        }
+    }
+
     #[test]
     fn one_slot_takes_the_serial_time_and_more_slots_less() {
         let trace = korf12();
@@ -1231,18 +1235,7 @@ mod tests {
         // result back, the answer out.
         let latency = SimConfig::default().latency.as_secs_f64();
         assert!(one.makespan < one.serial_secs + 5.0 * latency, "{one:?}");
-        let eight = simulate(
-            std::slice::from_ref(&trace),
-            &SimConfig {
-                slots: 8,
-                scheduler: SchedulerConfig {
-                    hand_back_after: 2_000,
-                    min_split_nodes: 1_000,
-                    ..SchedulerConfig::default()
-                },
-                ..SimConfig::default()
-            },
-        );
+        let eight = simulate(std::slice::from_ref(&trace), &eight_slots_cut_early());
         assert_eq!(eight.wrong, 0);
         assert!(eight.yields > 0 && eight.speedup() > 1.5, "{eight:?}");
     }
@@ -1287,18 +1280,7 @@ mod tests {
     #[test]
     fn the_bounds_account_for_every_slot_second_in_bound_order() {
         let trace = korf12();
-        let r = simulate(
-            std::slice::from_ref(&trace),
-            &SimConfig {
-                slots: 8,
-                scheduler: SchedulerConfig {
-                    hand_back_after: 2_000,
-                    min_split_nodes: 1_000,
-                    ..SchedulerConfig::default()
-                },
-                ..SimConfig::default()
-            },
-        );
+        let r = simulate(std::slice::from_ref(&trace), &eight_slots_cut_early());
         assert_eq!(r.wrong, 0);
         let tasks: u64 = r.bounds.iter().map(|b| b.tasks).sum();
         let busy: f64 = r.bounds.iter().map(|b| b.busy_secs).sum();

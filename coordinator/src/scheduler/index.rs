@@ -201,6 +201,11 @@ impl Scheduler {
     /// tasks, which the bound that made them paid for already.
     pub(super) fn unindex_job(&mut self, job_id: JobId) {
         self.unindex_layer(job_id, Which::Now);
+        self.unindex_ahead(job_id);
+    }
+
+    /// As [`Scheduler::unindex_job`], for the layers ahead of the current bound only.
+    pub(super) fn unindex_ahead(&mut self, job_id: JobId) {
         let ahead: Vec<Which> = (self.jobs.get(&job_id))
             .map(|j| j.ahead_layers().collect())
             .unwrap_or_default();

@@ -1,7 +1,7 @@
 //! A job's books: its [`Unit`]s (subtrees searched again at every bound until they are cut),
 //! the [`Task`]s of the current bound (a unit, or a piece handed back from one) and of the
-//! bounds after it, searched early ([`Layer`]s), their queues and the barrier counts, and the rules for
-//! bounds (how far a job may move on, which next bound is honest). Everything here is about one
+//! bounds after it, searched early ([`Layer`]s), their queues and the barrier counts, and the
+//! rules for bounds (how far a job may move on, which next bound is honest). Everything here is about one
 //! job; who searches a task is decided in `dispatch.rs`, and what a report does to a job in
 //! `reports.rs`.
 
@@ -811,8 +811,8 @@ impl Job {
     }
 
     /// Its running tasks asked back and not yet answered (counted in [`Scheduler::asked_out`]),
-    /// and its tasks sent ahead being taken back (counted in [`Scheduler::revoking`]), in both
-    /// layers.
+    /// and its tasks sent ahead being taken back (counted in [`Scheduler::revoking`]), in every
+    /// layer.
     pub(super) fn asked_out(&self) -> (usize, usize) {
         let (mut asked, mut taken_back) = self.now.asked_out();
         for layer in &self.ahead {

@@ -613,12 +613,7 @@ impl Scheduler {
     /// Drops job `job_id`'s early tasks (the bounds' ahead, searched before the current one
     /// was over): those running finish unheeded (their epoch is over).
     fn drop_early(&mut self, job_id: JobId) {
-        let ahead: Vec<Which> = (self.jobs.get(&job_id))
-            .map(|j| j.ahead_layers().collect())
-            .unwrap_or_default();
-        for which in ahead {
-            self.unindex_layer(job_id, which);
-        }
+        self.unindex_ahead(job_id);
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return;
         };
@@ -671,12 +666,7 @@ impl Scheduler {
             return Vec::new();
         };
         // Their place in the ask-back order changes: each layer moves one down.
-        let ahead: Vec<Which> = (self.jobs.get(&job_id))
-            .map(|j| j.ahead_layers().collect())
-            .unwrap_or_default();
-        for &which in &ahead {
-            self.unindex_layer(job_id, which);
-        }
+        self.unindex_ahead(job_id);
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };

@@ -259,20 +259,17 @@ impl Scheduler {
         self.after_unit_task(r.job, r.which, unit)
     }
 
-    /// After a task of `unit` of job `job_id` is done in layer `which`: a unit done with the
-    /// current bound goes on to the next, and the bound may be over. (An early task's end
-    /// changes nothing else: the bound ahead ends when it becomes the current one.)
+    /// After a task of `unit` of job `job_id` is done in layer `which`: a unit done with every
+    /// bound it has tasks in goes on to the next (within the window), and the current bound may
+    /// be over. (A task ahead changes nothing else: a bound ahead ends when it becomes the
+    /// current one.)
     fn after_unit_task(&mut self, job_id: JobId, which: Which, unit: usize) -> Vec<Command> {
         let grain = self.jobs.get(&job_id).map(|j| self.grain(j));
-        if let Which::Ahead(_) = which {
-            // Done with its layer, and every one below: it may go on further.
-            if let (Some(job), Some(grain)) = (self.jobs.get_mut(&job_id), grain) {
-                job.go_on(unit, &self.config, grain);
-            }
-            return Vec::new();
-        }
         if let (Some(job), Some(grain)) = (self.jobs.get_mut(&job_id), grain) {
             job.go_on(unit, &self.config, grain);
+        }
+        if which != Which::Now {
+            return Vec::new();
         }
         self.after_task(job_id)
     }
