@@ -213,6 +213,8 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         },
         ..npuzzle_coordinator::sim::SimConfig::default()
     };
+    // The settings a coordinator would refuse (e.g. --bounds-ahead 0) are refused here too.
+    config.scheduler.validate()?;
     let rows = npuzzle_client::simulate::table(
         &traces,
         &args.slots,

@@ -100,3 +100,26 @@ fn usage_errors_exit_with_2() {
     assert_eq!(missing.code, 2);
     assert!(missing.stderr.contains("cannot open no/such/file.txt"));
 }
+
+#[test]
+fn simulate_refuses_a_setting_the_coordinator_refuses() {
+    let out = npuzzle(
+        &[
+            "simulate",
+            "data/traces/korf24-40.trace",
+            "--slots",
+            "4",
+            "--bounds-ahead",
+            "0",
+        ],
+        "",
+    );
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("units may go on 0 bounds ahead: from 1 to 3"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("speedup"), "{}", out.stdout);
+}
