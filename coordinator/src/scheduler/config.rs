@@ -45,6 +45,13 @@ pub struct SchedulerConfig {
     /// stops at its node budget well before), so that a worker that holds units while it
     /// heartbeats is found out.
     pub max_task_age: Duration,
+    /// A task held by a worker without a good result yet (a newcomer) and running longer than
+    /// this while slots idle is asked back at the next tick: an honest newcomer answers, and
+    /// is trusted from then on; one that holds units is dropped one ask timeout later, however
+    /// many of them there are. Until then a newcomer's tasks are asked back like any other's
+    /// (the largest first, when slots idle): asking every one back at once cut each worker's
+    /// first tasks into pieces on a large cluster, a flood of small tasks and events.
+    pub newcomer_patience: Duration,
     /// The share of reports checked by another worker (0: none, 1: all): a unit reported
     /// exhausted (or handed back), and a whole search's answer, are searched again by a
     /// different worker before the job moves on, under the bound the report implies. A
@@ -103,6 +110,7 @@ impl Default for SchedulerConfig {
             max_failures: 8,
             ask_timeout: Duration::from_secs(3),
             max_task_age: Duration::from_secs(120),
+            newcomer_patience: Duration::from_secs(1),
             audit_fraction: 0.0,
             audit_seed: 0,
             probation: 1,

@@ -2,10 +2,13 @@
 //! its tasks in depth-first order, each to a worker that can search it), then sending tasks
 //! ahead to workers whose slots are all busy ([`SchedulerConfig::prefetch`]), and, when slots
 //! would still idle, taking back tasks sent ahead and not started, then asking running tasks
-//! back for the rest of their bound (the largest first, and every task a newcomer holds, so that
-//! a worker that holds units is found out at once).
+//! back for the rest of their bound (the largest first). A newcomer's tasks are asked like any
+//! other's; one still running past [`SchedulerConfig::newcomer_patience`] while slots idle is
+//! asked back at the next tick ([`Scheduler::check_held`]), so that a worker that holds units
+//! is found out.
 //!
 //! [`SchedulerConfig::prefetch`]: super::SchedulerConfig::prefetch
+//! [`SchedulerConfig::newcomer_patience`]: super::SchedulerConfig::newcomer_patience
 
 use super::Scheduler;
 use super::job::TaskState;
@@ -90,7 +93,7 @@ impl Scheduler {
                 iterate,
             };
             let key = (assignment.job, assignment.epoch, tid);
-            self.index_task(job_id, tid, wid);
+            self.index_task(job_id, tid);
             self.update_worker(wid, |w| {
                 w.outstanding.insert(key);
                 if ahead {
@@ -113,14 +116,11 @@ impl Scheduler {
     /// Slots free now that no queued task can fill take back tasks sent ahead and not started
     /// (nothing searched is lost; one per idle slot, the largest first), then ask running tasks
     /// for the rest of their bound for the slots still idle: the largest predicted ones first,
-    /// one request per 32 idle slots (each answer brings many pieces), none twice. Every task
-    /// held by a worker without a good result yet is asked back at once: an honest newcomer
-    /// answers within milliseconds (and is trusted from then on); a worker that holds is found
-    /// out in one ask timeout, however many of them there are. Only tasks some idle worker could
-    /// search are asked back.
+    /// one request per 32 idle slots (each answer brings many pieces), none twice. Only tasks
+    /// some idle worker could search are asked back.
     ///
-    /// All come from indexes (`ahead`, `askable`, `newcomer_tasks`): the loops stop after the
-    /// tasks asked, past only those no idle worker can search.
+    /// All come from indexes (`ahead`, `askable`): the loops stop after the tasks asked, past
+    /// only those no idle worker can search.
     pub(super) fn ask_back(&mut self) -> Vec<Command> {
         if self.free.is_empty() || self.config.hand_back_after == u64::MAX {
             return Vec::new();
@@ -142,13 +142,6 @@ impl Scheduler {
                 .get(&job)
                 .is_some_and(|j| self.free.can_search(j.spec.heuristic, j.spec.root.shape()))
         };
-        let newcomers: Vec<(JobId, TaskId, WorkerId)> = self
-            .newcomer_tasks
-            .iter()
-            .inspect(|_| self.visits.add(1))
-            .filter(|&&(job, _, _)| searchable(job))
-            .copied()
-            .collect();
         let mut candidates: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
         if wanted > 0 {
             for &(_, _, job_id, tid) in &self.askable {
@@ -159,9 +152,7 @@ impl Scheduler {
                 let Some(TaskState::Running { worker, .. }) = job.task(tid).map(|t| t.state) else {
                     continue;
                 };
-                // A newcomer's tasks are asked above, whatever `wanted` says.
-                let newcomer = self.workers.get(&worker).is_none_or(|w| w.good == 0);
-                if newcomer || !searchable(job_id) {
+                if !searchable(job_id) {
                     continue;
                 }
                 candidates.push((job_id, tid, worker));
@@ -170,7 +161,7 @@ impl Scheduler {
                 }
             }
         }
-        for (job_id, tid, worker) in newcomers.into_iter().chain(candidates) {
+        for (job_id, tid, worker) in candidates {
             let after_nodes = self.hand_back_after(job_id, tid);
             commands.extend(self.ask(job_id, tid, worker, after_nodes));
         }

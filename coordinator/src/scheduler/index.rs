@@ -5,8 +5,7 @@
 //!   slots in all and, per shape, how many of them hold tables for it (can an idle slot search a
 //!   job's tasks?); and those with no slot free that may be sent tasks ahead.
 //! - `askable` ([`AskKey`]): the running tasks of the current epochs that may be asked back,
-//!   the largest predicted first; `newcomer_tasks` those of them held by workers without a good
-//!   result yet (asked back at once). `ahead`: as `askable`, for the tasks sent ahead and not
+//!   the largest predicted first. `ahead`: as `askable`, for the tasks sent ahead and not
 //!   started (taken back before any running task is asked back).
 //! - `holders`: per job, the workers holding one of its assignments (of any epoch), for the
 //!   cancels when it ends.
@@ -151,10 +150,10 @@ impl Scheduler {
         self.visits.get()
     }
 
-    /// Task `tid` of `job_id` was just handed to `worker` (or, sent ahead, has just started):
+    /// Task `tid` of `job_id` was just handed to a worker (or, sent ahead, has just started):
     /// indexed to be asked back (to be taken back, if sent ahead and not started), unless it
     /// can never be (searched without a budget: audits, tasks that could not be cut).
-    pub(super) fn index_task(&mut self, job_id: JobId, tid: TaskId, worker: WorkerId) {
+    pub(super) fn index_task(&mut self, job_id: JobId, tid: TaskId) {
         let Some(job) = self.jobs.get(&job_id) else {
             return;
         };
@@ -170,9 +169,6 @@ impl Scheduler {
             return;
         }
         self.askable.insert(key);
-        if self.workers.get(&worker).is_some_and(|w| w.good == 0) {
-            self.newcomer_tasks.insert((job_id, tid, worker));
-        }
     }
 
     /// Takes task `tid` of `job_id` out of the ask-back indexes, if it is there. Call before
@@ -185,14 +181,12 @@ impl Scheduler {
             return;
         };
         if let TaskState::Running {
-            worker,
-            asked_back: false,
+            asked_back: false, ..
         } = task.state
         {
             let key = ask_key(job_id, which, tid, task);
             self.askable.remove(&key);
             self.ahead.remove(&key);
-            self.newcomer_tasks.remove(&(job_id, tid, worker));
         }
     }
 
@@ -222,14 +216,12 @@ impl Scheduler {
         self.visits.add(layer.tasks.len());
         for (i, task) in layer.tasks.iter().enumerate() {
             if let TaskState::Running {
-                worker,
-                asked_back: false,
+                asked_back: false, ..
             } = task.state
             {
                 let key = ask_key(job_id, which, layer.id(i), task);
                 self.askable.remove(&key);
                 self.ahead.remove(&key);
-                self.newcomer_tasks.remove(&(job_id, key.3, worker));
             }
         }
     }
@@ -241,28 +233,20 @@ impl Scheduler {
             return;
         };
         self.visits.add(layer.tasks.len());
-        let running: Vec<(TaskId, WorkerId)> = (layer.tasks.iter().enumerate())
-            .filter_map(|(i, t)| match t.state {
-                TaskState::Running {
-                    worker,
-                    asked_back: false,
-                } => Some((layer.id(i), worker)),
-                _ => None,
+        let running: Vec<TaskId> = (layer.tasks.iter().enumerate())
+            .filter(|(_, t)| {
+                matches!(
+                    t.state,
+                    TaskState::Running {
+                        asked_back: false,
+                        ..
+                    }
+                )
             })
+            .map(|(i, _)| layer.id(i))
             .collect();
-        for (tid, worker) in running {
-            self.index_task(job_id, tid, worker);
-        }
-    }
-
-    /// `worker` is about to earn a good result: if it is its first, the tasks it runs are no
-    /// longer a newcomer's (a newcomer holds at most [`TRIAL_SLOTS`](super::members::TRIAL_SLOTS)).
-    pub(super) fn promote(&mut self, worker: WorkerId) {
-        let Some(w) = self.workers.get(&worker).filter(|w| w.good == 0) else {
-            return;
-        };
-        for &(job, _, tid) in &w.outstanding {
-            self.newcomer_tasks.remove(&(job, tid, worker));
+        for tid in running {
+            self.index_task(job_id, tid);
         }
     }
 
@@ -293,7 +277,7 @@ impl Scheduler {
             task.queued = false;
             task.since = self.clock;
         }
-        self.index_task(job_id, tid, worker);
+        self.index_task(job_id, tid);
     }
 
     /// `worker` now holds an assignment of `job`.
@@ -338,7 +322,6 @@ impl Scheduler {
         let mut askable = BTreeSet::new();
         let mut ahead = BTreeSet::new();
         let mut ahead_out = 0;
-        let mut newcomers = BTreeSet::new();
         let mut holders: HashMap<JobId, BTreeMap<WorkerId, usize>> = HashMap::new();
         let mut free = FreeWorkers::default();
         let mut busy = 0;
@@ -382,9 +365,6 @@ impl Scheduler {
                     } else {
                         askable.insert(key);
                     }
-                    if w.good == 0 {
-                        newcomers.insert((job_id, tid, wid));
-                    }
                 }
             }
         }
@@ -392,7 +372,6 @@ impl Scheduler {
         assert_eq!(ahead, self.ahead, "tasks sent ahead");
         assert_eq!(ahead_out, self.ahead_out, "tasks sent ahead, counted");
         assert_eq!(free.ahead, self.free.ahead, "workers with room ahead");
-        assert_eq!(newcomers, self.newcomer_tasks, "newcomer tasks");
         assert_eq!(free.order, self.free.order, "free workers");
         assert_eq!(free.slots, self.free.slots, "free slots");
         assert_eq!(free.by_shape, self.free.by_shape, "free workers by shape");

@@ -292,12 +292,16 @@ impl Scheduler {
     }
 
     /// Finds tasks held too long: asked back without an answer within
-    /// [`SchedulerConfig::ask_timeout`] (the worker is dropped), or running past
-    /// [`SchedulerConfig::max_task_age`] (asked back now).
+    /// [`SchedulerConfig::ask_timeout`] (the worker is dropped), running past
+    /// [`SchedulerConfig::max_task_age`], or held by a worker without a good result yet past
+    /// [`SchedulerConfig::newcomer_patience`] while slots idle (asked back now).
+    ///
+    /// [`SchedulerConfig::newcomer_patience`]: super::SchedulerConfig::newcomer_patience
     pub(super) fn check_held(&mut self, now: Instant) -> Vec<Command> {
         let mut holders = BTreeSet::new();
         let mut too_old = Vec::new();
         let mut stale_audits = Vec::new();
+        let slots_idle = self.free.slots > 0;
         // Once per tick, not per event: a scan of every assignment out is affordable here.
         self.visits.add(self.busy_slots);
         for (&wid, w) in &self.workers {
@@ -314,6 +318,16 @@ impl Scheduler {
                         asked_back: true, ..
                     } if age(task.asked_at).is_some_and(|a| a > self.config.ask_timeout) => {
                         holders.insert(wid);
+                    }
+                    TaskState::Running {
+                        asked_back: false, ..
+                    } if slots_idle
+                        && w.good == 0
+                        && task.audit.is_none()
+                        && !task.unbudgeted
+                        && age(task.since).is_some_and(|a| a > self.config.newcomer_patience) =>
+                    {
+                        too_old.push((job_id, tid, wid));
                     }
                     TaskState::Running {
                         asked_back: false, ..

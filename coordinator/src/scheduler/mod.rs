@@ -163,8 +163,6 @@ pub struct Scheduler {
     /// Running tasks of the current epochs that may be asked back, the largest first: what
     /// idle slots ask for without looking at every task out.
     askable: BTreeSet<AskKey>,
-    /// Those of them held by workers without a good result yet: all asked back at once.
-    newcomer_tasks: BTreeSet<(JobId, TaskId, WorkerId)>,
     /// As `askable`, for the tasks of the current epochs sent ahead and not started: taken back
     /// first when slots idle.
     ahead: BTreeSet<AskKey>,
@@ -196,7 +194,6 @@ impl Scheduler {
             table_holders: BTreeMap::new(),
             asked_out: 0,
             askable: BTreeSet::new(),
-            newcomer_tasks: BTreeSet::new(),
             ahead: BTreeSet::new(),
             revoking: 0,
             ahead_out: 0,
@@ -472,7 +469,6 @@ impl Scheduler {
                     Report::Found(_) | Report::Exhausted { .. } | Report::Split { .. }
                 )
             {
-                self.promote(worker);
                 self.update_worker(worker, |w| {
                     w.failures = 0;
                     w.good = w.good.saturating_add(1);

@@ -1249,6 +1249,37 @@ fn a_worker_that_heartbeats_but_holds_its_unit_is_found_out() {
     check_optimal(&sim, 3, &root);
 }
 
+#[test]
+fn a_newcomer_holding_past_its_patience_while_slots_idle_is_asked_back_then_dropped() {
+    let config = SchedulerConfig::default();
+    let mut sim = Sim::new(config.clone());
+    // Worker 1 idles: it has no tables, so no ask for idle slots goes to worker 2's task.
+    sim.add_worker(1, 1);
+    sim.add_worker_with(2, 1, tables_for(&[four_by_four()]));
+    let root = sim.submit_pdb(1, KORF_12, 60);
+    assert!(!sim.inbox[&WorkerId(2)].is_empty());
+    // Worker 2, a newcomer, holds what it got and answers nothing.
+    sim.inbox.get_mut(&WorkerId(2)).unwrap().clear();
+    let tick = |sim: &mut Sim, step: Duration| {
+        sim.now += step;
+        for w in [1, 2] {
+            sim.sched.heartbeat(WorkerId(w), sim.now);
+        }
+        let cmds = sim.sched.tick(sim.now);
+        sim.handle(cmds);
+    };
+    tick(&mut sim, config.newcomer_patience / 2);
+    assert!(sim.asked_back.is_empty(), "asked back within its patience");
+    tick(&mut sim, config.newcomer_patience);
+    assert_eq!(sim.asked_back.len(), 1, "asked back past its patience");
+    assert!(sim.disconnected.is_empty());
+    tick(&mut sim, config.ask_timeout + Duration::from_secs(1));
+    assert_eq!(sim.disconnected, vec![WorkerId(2)]);
+    sim.add_worker_with(3, 1, tables_for(&[four_by_four()]));
+    sim.run(&[(3, 1)], false);
+    check_optimal(&sim, 1, &root);
+}
+
 /// Worker `w` answers its oldest assignment with a lie: exhausted, next bound two up, having
 /// searched nothing (an audit it is given is "exhausted" too). False if it had none.
 fn lie_step(sim: &mut Sim, w: impl Into<WorkerId>) -> bool {
