@@ -26,24 +26,30 @@ fn current_bound(sim: &Sim, id: u64) -> u32 {
         .unwrap()
 }
 
-#[test]
-fn units_go_on_to_the_next_bound_while_the_bound_ends_elsewhere() {
-    let mut sim = Sim::new(patient(true));
+/// Job 3 on two workers under `config`: worker 1 sits on its task of the first bound, worker 2
+/// does everything else it gets. Returns the run, the root, the first bound and the bounds past
+/// it of worker 2's tasks, in the order they went out.
+fn hold_the_first_bound(config: SchedulerConfig) -> (Sim, Board, u32, Vec<u32>) {
+    let mut sim = Sim::new(config);
     sim.add_worker(1, 1);
     sim.add_worker(2, 4);
     let root = sim.submit(3, KORF_12, korf_goal(), 30);
     let first = current_bound(&sim, 3);
-    let held = sim.inbox[&WorkerId(1)][0].clone();
-    assert_eq!(held.bound, first);
-    // Worker 1 sits on its task of the first bound; worker 2 does everything else it gets.
+    assert_eq!(sim.inbox[&WorkerId(1)][0].bound, first);
     sim.run(&[(2, 1)], false);
     assert!(sim.finished.is_empty(), "the first bound is not over");
     assert_eq!(current_bound(&sim, 3), first);
-    let early: Vec<u32> = (sim.assigned.iter())
+    let early = (sim.assigned.iter())
         .filter(|(w, _)| *w == WorkerId(2))
         .map(|(_, a)| a.bound)
         .filter(|&b| b > first)
         .collect();
+    (sim, root, first, early)
+}
+
+#[test]
+fn units_go_on_to_the_next_bound_while_the_bound_ends_elsewhere() {
+    let (mut sim, root, first, early) = hold_the_first_bound(patient(true));
     assert!(
         !early.is_empty(),
         "no unit went on while one held the bound"
@@ -239,21 +245,8 @@ fn patient_ahead(ahead: usize) -> SchedulerConfig {
 
 #[test]
 fn units_go_on_several_bounds_ahead_but_no_further_than_the_window() {
-    let mut sim = Sim::new(patient_ahead(3));
-    sim.add_worker(1, 1);
-    sim.add_worker(2, 4);
-    let root = sim.submit(3, KORF_12, korf_goal(), 30);
-    let first = current_bound(&sim, 3);
-    assert_eq!(sim.inbox[&WorkerId(1)][0].bound, first);
-    // Worker 1 sits on its task of the first bound; worker 2 does everything else it gets.
-    sim.run(&[(2, 1)], false);
-    assert!(sim.finished.is_empty(), "the first bound is not over");
-    assert_eq!(current_bound(&sim, 3), first);
-    let ahead: BTreeSet<u32> = (sim.assigned.iter())
-        .filter(|(w, _)| *w == WorkerId(2))
-        .map(|(_, a)| a.bound)
-        .filter(|&b| b > first)
-        .collect();
+    let (mut sim, root, first, early) = hold_the_first_bound(patient_ahead(3));
+    let ahead: BTreeSet<u32> = early.into_iter().collect();
     assert!(
         ahead.contains(&(first + 4)),
         "no unit went on past the next bound: {ahead:?}"
