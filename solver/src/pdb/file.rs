@@ -12,8 +12,12 @@ impl PatternDb {
     /// Serialises the table in the current format ([`FORMAT`]): a header (magic, version,
     /// shape, tiles, entry count, checksum of what follows), then the packed table as it lies in
     /// memory, two entries a byte, so that loading it is one read and a checksum.
+    /// A table in the sparse layout is written dense, as every file is.
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.serialise(FORMAT, &self.table)
+        match self.sparse {
+            Some(_) => self.serialise(FORMAT, &self.dense_table()),
+            None => self.serialise(FORMAT, &self.table),
+        }
     }
 
     /// Serialises the table in format 2, one byte an entry (its exact value), as builds before

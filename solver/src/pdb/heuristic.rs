@@ -7,20 +7,26 @@ use crate::heuristic::Heuristic;
 use crate::shape::Shape;
 use std::sync::Arc;
 
-/// What the hot loop reads of one table: the digits' weights as fixed `u32`s, and the entries.
+/// What the hot loop reads of one table: the digits' weights as fixed `u32`s, and the entries,
+/// in the dense layout (ranks) or the sparse one (`sparse`: cells as digits).
 #[derive(Clone, Debug)]
 struct Lookup {
     /// `multiplier[i]`: the weight of tile i's digit in the rank.
     multiplier: [u32; 8],
-    /// Two entries a byte ([`PatternDb::table`]).
+    /// Two entries a byte ([`PatternDb::table`], in its layout).
     packed: Arc<[u8]>,
 }
 
 impl Lookup {
     fn new(db: &PatternDb) -> Lookup {
         let mut multiplier = [0; 8];
-        for (m, &wide) in multiplier.iter_mut().zip(&db.multiplier) {
-            *m = wide as u32;
+        match db.sparse {
+            Some(weight) => multiplier = weight,
+            None => {
+                for (m, &wide) in multiplier.iter_mut().zip(&db.multiplier) {
+                    *m = wide as u32;
+                }
+            }
         }
         Lookup {
             multiplier,
@@ -37,18 +43,23 @@ impl Lookup {
     }
 }
 
-/// How a pattern's rank changes when its tile `j` slides from cell `from` to the neighbouring
-/// cell `to`, on a board `width` cells wide (the board or its reflection).
+/// How a pattern's index changes when its tile `j` (weight `multiplier`) slides from cell
+/// `from` to the neighbouring cell `to`, on a board `width` cells wide (the board or its
+/// reflection), in the `SPARSE` layout or the dense one.
 ///
-/// Tile j's digit counts the free cells below its own among those its earlier tiles leave;
-/// a later tile's digit counts whether tile j lies below it. A move sideways passes no cell,
-/// so only tile j's digit changes, by one. A move up or down passes the `width - 1` cells in
-/// between: tile j's digit changes by `width` less the earlier tiles it passes, and each later
-/// tile it passes gains or loses one. `passed[label]` holds what passing the tile with that
-/// label adds (see [`PdbHeuristic::new`]); `label_at(c)` reads the label on cell `c`. The rank
-/// is kept modulo 2^32 (every table has fewer entries), so the sums may wrap.
+/// Sparse (`sparse`): the tile's digit is its cell, so the index changes by its weight times
+/// one cell sideways or `width` cells up or down. Dense: tile j's digit counts the free cells
+/// below its own among those its earlier tiles leave; a later tile's digit counts whether tile
+/// j lies below it. A move sideways passes no cell, so only tile j's digit changes, by one. A
+/// move up or down passes the `width - 1` cells in between: tile j's digit changes by `width`
+/// less the earlier tiles it passes, and each later tile it passes gains or loses one.
+/// `passed[label]` holds what passing the tile with that label adds (see
+/// [`PdbHeuristic::new`]); `label_at(c)` reads the label on cell `c`. The index is kept modulo
+/// 2^32 (every table has fewer entries), so the sums may wrap. The layout is a constant of the
+/// search's loop, chosen once a node (`PdbHeuristic::sparse`), so that the dense loop of the
+/// 15-puzzle is what it was before there were two.
 #[inline(always)]
-fn rank_change(
+fn rank_change<const SPARSE: bool>(
     multiplier: u32,
     passed: &[u32; 32],
     width: usize,
@@ -59,9 +70,11 @@ fn rank_change(
     let mut change = multiplier;
     if from.abs_diff(to) != 1 {
         change = multiplier.wrapping_mul(width as u32);
-        let low = from.min(to);
-        for c in low + 1..low + width {
-            change = change.wrapping_add(passed[label_at(c) as usize & 31]);
+        if !SPARSE {
+            let low = from.min(to);
+            for c in low + 1..low + width {
+                change = change.wrapping_add(passed[label_at(c) as usize & 31]);
+            }
         }
     }
     if to > from {
@@ -80,6 +93,8 @@ fn rank_change(
 pub struct PdbHeuristic {
     dbs: Vec<PatternDb>,
     lookups: Vec<Lookup>,
+    /// Whether every table is in the sparse layout (else every one is dense, see `sparse`).
+    sparse: bool,
     cells: usize,
     width: usize,
     /// `pattern_of[label]`: the pattern that holds a label (unused for the blank).
@@ -166,6 +181,21 @@ impl PdbState {
 impl PdbHeuristic {
     /// The heuristic of `dbs`, which must be disjoint patterns of one shape (at most 8).
     pub fn new(dbs: Vec<PatternDb>, reflect: bool) -> Result<PdbHeuristic, PdbError> {
+        // The sparse layout where it pays (see `sparse`); NPUZZLE_PDB_DENSE=1 keeps every
+        // table dense, for side-by-side measurements with one binary.
+        let dense_only = std::env::var_os("NPUZZLE_PDB_DENSE").is_some_and(|v| v == "1");
+        Self::with_layout(dbs, reflect, |shape, k| {
+            !dense_only && super::sparse::worth_it(shape, k)
+        })
+    }
+
+    /// [`PdbHeuristic::new`], every table read through the sparse layout if `sparse(shape,
+    /// tiles)` holds for each, else every table dense.
+    pub(super) fn with_layout(
+        dbs: Vec<PatternDb>,
+        reflect: bool,
+        sparse: impl Fn(Shape, usize) -> bool,
+    ) -> Result<PdbHeuristic, PdbError> {
         let Some(first) = dbs.first() else {
             return Err(PdbError::Pattern("no tables".into()));
         };
@@ -201,14 +231,21 @@ impl PdbHeuristic {
             r
         });
         let manhattan = manhattan_table(shape);
+        // All or none: with one layout for every table, the hot loop's test of the layout
+        // always goes the same way.
+        let dbs: Vec<PatternDb> = match dbs.iter().all(|db| sparse(shape, db.tiles.len())) {
+            true => dbs.into_iter().map(PatternDb::into_sparse).collect(),
+            false => dbs,
+        };
+        let lookups_sparse = dbs.iter().all(PatternDb::is_sparse);
         let lookups: Vec<Lookup> = dbs.iter().map(Lookup::new).collect();
         let mut passed = Box::new([[[0u32; 32]; 8]; 8]);
-        for (p, (db, lookup)) in dbs.iter().zip(&lookups).enumerate() {
+        for (p, db) in dbs.iter().enumerate() {
             for j in 0..db.tiles.len() {
                 for (i, &label) in db.tiles.iter().enumerate() {
                     passed[p][j][label as usize & 31] = match i.cmp(&j) {
-                        std::cmp::Ordering::Less => lookup.multiplier[j].wrapping_neg(),
-                        std::cmp::Ordering::Greater => lookup.multiplier[i],
+                        std::cmp::Ordering::Less => (db.multiplier[j] as u32).wrapping_neg(),
+                        std::cmp::Ordering::Greater => db.multiplier[i] as u32,
                         std::cmp::Ordering::Equal => 0,
                     };
                 }
@@ -226,6 +263,7 @@ impl PdbHeuristic {
         }
         Ok(PdbHeuristic {
             dbs,
+            sparse: lookups_sparse,
             lookups,
             cells: shape.cells(),
             width: shape.width(),
@@ -335,8 +373,8 @@ impl PdbHeuristic {
             md += self.manhattan[t as usize & 31][c] as u32;
             *slot = c as u8;
         }
-        let rank = db.rank(cells[..db.tiles().len()].iter().copied());
-        super::packing::unpack(db.table(), rank, md)
+        let index = db.index(cells[..db.tiles().len()].iter().copied());
+        super::packing::unpack(db.table(), index, md)
     }
 
     /// The dual lookup of a board (`board[cell]`: its label; the blank on `blank`).
@@ -421,7 +459,7 @@ impl PdbHeuristic {
     fn look_up_all(&self, position: &[u8; 32]) -> ([u32; 8], [u8; 8], u32) {
         let (mut ranks, mut excess, mut manhattan) = ([0u32; 8], [0u8; 8], 0u32);
         for (p, (db, lookup)) in self.dbs.iter().zip(&self.lookups).enumerate() {
-            let rank = db.rank(db.tiles.iter().map(|&t| position[t as usize & 31])) as u32;
+            let rank = db.index(db.tiles.iter().map(|&t| position[t as usize & 31])) as u32;
             ranks[p] = rank;
             excess[p] = lookup.excess(rank) as u8;
             for &t in &db.tiles {
@@ -474,7 +512,7 @@ impl PdbHeuristic {
     /// [`Heuristic::after_move_within`] of this partition's own lookups.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn after_move_own<const DUAL: bool>(
+    pub(super) fn after_move_own<const DUAL: bool, const SPARSE: bool>(
         &self,
         _: u32,
         state: &PdbState,
@@ -485,7 +523,7 @@ impl PdbHeuristic {
         limit: u32,
     ) -> (u32, PdbState) {
         let mut next = *state;
-        if let Some((p, lookup)) = self.move_rank(&mut next, label, from, to) {
+        if let Some((p, lookup)) = self.move_rank::<SPARSE>(&mut next, label, from, to) {
             next.read_entry(p, lookup);
         }
         let value = next.value();
@@ -499,7 +537,7 @@ impl PdbHeuristic {
             }
             return (value.max(self.dual_values(&next.board, from, limit)), next);
         }
-        if let Some((rp, lookup)) = self.move_reflected_rank(&mut next, label, from, to) {
+        if let Some((rp, lookup)) = self.move_reflected_rank::<SPARSE>(&mut next, label, from, to) {
             next.read_reflected_entry(rp, lookup);
         }
         let mut value = value.max(next.reflected_value());
@@ -517,10 +555,24 @@ impl PdbHeuristic {
     /// partition under the max overlap instead of following one another.
     #[inline(always)]
     pub(super) fn advance(&self, next: &mut PdbState, label: u8, from: usize, to: usize) {
-        if let Some((p, lookup)) = self.move_rank(next, label, from, to) {
+        match self.sparse {
+            true => self.advance_in::<true>(next, label, from, to),
+            false => self.advance_in::<false>(next, label, from, to),
+        }
+    }
+
+    #[inline(always)]
+    fn advance_in<const SPARSE: bool>(
+        &self,
+        next: &mut PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+    ) {
+        if let Some((p, lookup)) = self.move_rank::<SPARSE>(next, label, from, to) {
             super::memory::prefetch(&lookup.packed, next.rank[p] as usize >> 1);
         }
-        if let Some((rp, lookup)) = self.move_reflected_rank(next, label, from, to) {
+        if let Some((rp, lookup)) = self.move_reflected_rank::<SPARSE>(next, label, from, to) {
             super::memory::prefetch(&lookup.packed, next.reflected_rank[rp] as usize >> 1);
         }
     }
@@ -529,7 +581,7 @@ impl PdbHeuristic {
     /// its pattern and the Manhattan sum by what the move changes; returns that pattern (none
     /// for a tile outside every pattern). The entry is not read.
     #[inline(always)]
-    fn move_rank(
+    fn move_rank<const SPARSE: bool>(
         &self,
         next: &mut PdbState,
         label: u8,
@@ -543,14 +595,10 @@ impl PdbHeuristic {
         let p = self.pattern_of[l] as usize & 7;
         let lookup = self.lookups.get(p)?;
         let j = self.index_of[l] as usize & 7;
-        let change = rank_change(
-            lookup.multiplier[j],
-            &self.passed[p][j],
-            self.width,
-            from,
-            to,
-            |c| next.board[c & 31],
-        );
+        let m = lookup.multiplier[j];
+        let change = rank_change::<SPARSE>(m, &self.passed[p][j], self.width, from, to, |c| {
+            next.board[c & 31]
+        });
         next.rank[p] = next.rank[p].wrapping_add(change);
         next.manhattan = next
             .manhattan
@@ -561,7 +609,7 @@ impl PdbHeuristic {
     /// The same in the reflected board (after [`PdbHeuristic::move_rank`] moved the tile on the
     /// carried board): label r(l) moved from cell r(from) to cell r(to). None off square boards.
     #[inline(always)]
-    fn move_reflected_rank(
+    fn move_reflected_rank<const SPARSE: bool>(
         &self,
         next: &mut PdbState,
         label: u8,
@@ -574,7 +622,7 @@ impl PdbHeuristic {
         let rp = self.pattern_of[rl] as usize & 7;
         let lookup = self.lookups.get(rp)?;
         let j = self.index_of[rl] as usize & 7;
-        let change = rank_change(
+        let change = rank_change::<SPARSE>(
             lookup.multiplier[j],
             &self.reflected_passed[rp][j],
             self.width,
@@ -640,7 +688,14 @@ impl Heuristic for PdbHeuristic {
         to: usize,
         vertical: bool,
     ) -> (u32, PdbState) {
-        self.after_move_own::<false>(h, state, label, from, to, vertical, u32::MAX)
+        match self.sparse {
+            true => {
+                self.after_move_own::<false, true>(h, state, label, from, to, vertical, u32::MAX)
+            }
+            false => {
+                self.after_move_own::<false, false>(h, state, label, from, to, vertical, u32::MAX)
+            }
+        }
     }
 
     #[inline(always)]
@@ -654,7 +709,12 @@ impl Heuristic for PdbHeuristic {
         vertical: bool,
         limit: u32,
     ) -> (u32, PdbState) {
-        self.after_move_own::<false>(h, state, label, from, to, vertical, limit)
+        match self.sparse {
+            true => self.after_move_own::<false, true>(h, state, label, from, to, vertical, limit),
+            false => {
+                self.after_move_own::<false, false>(h, state, label, from, to, vertical, limit)
+            }
+        }
     }
 }
 
@@ -698,7 +758,10 @@ impl Heuristic for PdbAll {
         limit: u32,
     ) -> (u32, PdbState) {
         let pdb = &self.0;
-        let (value, next) = pdb.after_move_own::<true>(h, state, label, from, to, vertical, limit);
+        let (value, next) = match pdb.sparse {
+            true => pdb.after_move_own::<true, true>(h, state, label, from, to, vertical, limit),
+            false => pdb.after_move_own::<true, false>(h, state, label, from, to, vertical, limit),
+        };
         if value > limit || pdb.also.is_empty() {
             return (value, next);
         }

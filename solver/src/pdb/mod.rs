@@ -36,6 +36,8 @@
 //! - `file`: the table file format ([`FORMAT`]), verified as it is read;
 //! - `memory`: the tables' memory (huge pages), the only `unsafe` code of the solver;
 //! - `partition`: the built-in [`Partition`]s;
+//! - `sparse`: the sparse layout (a placement's cells as the digits of its index), which the
+//!   heuristic reads the 5x5 tables through;
 //! - `heuristic`: [`PdbHeuristic`], what the search carries from node to node;
 //! - `max`: [`PdbMax`], several partitions under the max, each carried the same way.
 //!
@@ -61,6 +63,7 @@ mod max;
 mod memory;
 mod packing;
 mod partition;
+mod sparse;
 #[cfg(test)]
 mod tests;
 
@@ -92,8 +95,12 @@ pub struct PatternDb {
     blank: BlankGoal,
     /// `multiplier[i]`: the weight of the i-th tile's digit in the rank.
     multiplier: Vec<u64>,
-    /// Two entries a byte, the even rank's in the low half (see [`nibble`]).
+    /// Two entries a byte, the even index's in the low half (see [`nibble`]).
     table: Arc<[u8]>,
+    /// The digits' weights when the table is in the sparse layout (`sparse`: a placement's
+    /// index is its cells as digits), `None` in the dense one (its index is its rank). Built
+    /// and stored tables are dense; [`PdbHeuristic`] turns the ones it reads faster sparse.
+    sparse: Option<[u32; 8]>,
 }
 
 impl std::fmt::Debug for PatternDb {
@@ -180,6 +187,7 @@ impl PatternDb {
             blank,
             multiplier,
             table,
+            sparse: None,
         }
     }
 
@@ -203,9 +211,28 @@ impl PatternDb {
     }
 
     /// The packed table: two entries a byte (each entry's distance less the pattern tiles'
-    /// Manhattan distance, halved, capped at 15), the even rank's in the low half.
+    /// Manhattan distance, halved, capped at 15), the even index's in the low half, in the
+    /// table's layout ([`PatternDb::is_sparse`]).
     pub fn table(&self) -> &[u8] {
         &self.table
+    }
+
+    /// Whether the table is in the sparse layout (a placement's index is its tiles' cells as
+    /// the digits of a number, see [`PdbHeuristic`]) rather than the dense one (its rank).
+    pub fn is_sparse(&self) -> bool {
+        self.sparse.is_some()
+    }
+
+    /// The index of a placement in the table's layout: `cells[i]` is the cell of the i-th
+    /// pattern tile.
+    #[inline(always)]
+    fn index(&self, cells: impl Iterator<Item = u8>) -> usize {
+        match &self.sparse {
+            Some(weight) => (cells.zip(weight))
+                .map(|(c, &w)| c as usize * w as usize)
+                .sum(),
+            None => self.rank(cells),
+        }
     }
 
     /// The rank of a placement: `cells[i]` is the cell of the i-th pattern tile.
@@ -243,7 +270,7 @@ impl PatternDb {
     /// The value for a board given as `position[label]` (the cell of each label).
     #[inline(always)]
     pub fn lookup(&self, position: &[u8]) -> u8 {
-        let r = self.rank(self.tiles.iter().map(|&t| position[t as usize & 31]));
+        let r = self.index(self.tiles.iter().map(|&t| position[t as usize & 31]));
         let md: u32 = self
             .tiles
             .iter()

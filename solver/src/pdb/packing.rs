@@ -171,7 +171,11 @@ impl PatternDb {
         let total = Self::entries(self.shape, self.tiles.len());
         let mut odometer = Odometer::at(self, &manhattan, 0);
         for rank in 0..total as usize {
-            f(unpack(&self.table, rank, odometer.md) as u8);
+            let index = match &self.sparse {
+                Some(_) => self.index(odometer.cells[..self.tiles.len()].iter().copied()),
+                None => rank,
+            };
+            f(unpack(&self.table, index, odometer.md) as u8);
             odometer.step();
         }
     }

@@ -339,6 +339,66 @@ fn carried_ranks_match_ranks_computed_afresh() {
     }
 }
 
+/// The sparse layout holds the dense table's values: on every state of the 8-puzzle, and
+/// carried move by move (its index changes without the board) on square and wide boards; a
+/// sparse table is written to a file as the dense one.
+#[test]
+fn the_sparse_layout_reads_the_same_values_as_the_dense_one() {
+    // Which built-in partitions are read sparse: 5x5's, none of 4x4's.
+    for (w, name, sparse) in [
+        (5, "6-6-6-6", true),
+        (5, "6-6-6-6-kf", true),
+        (5, "6-6-6-6-c", true),
+        (4, "7-8", false),
+        (4, "6-6-3", false),
+        (4, "5-5-5", false),
+    ] {
+        let shape = Shape::new(w, w).unwrap();
+        let partition = Partition::named(shape, name).unwrap();
+        let all = (partition.patterns.iter()).all(|p| super::sparse::worth_it(shape, p.len()));
+        assert_eq!(all, sparse, "{shape} {name}");
+    }
+    for (w, h, patterns) in [
+        (3, 3, vec![vec![1u8, 3, 5, 7], vec![2, 4, 6, 8]]),
+        (4, 2, vec![vec![1u8, 3, 5, 7], vec![2, 4, 6]]),
+        (3, 4, vec![vec![1u8, 2, 3, 4, 5, 6], vec![7, 8, 9, 10, 11]]),
+    ] {
+        let shape = Shape::new(w, h).unwrap();
+        let dbs: Vec<PatternDb> = (patterns.iter())
+            .map(|p| PatternDb::build(shape, p, |_, _| {}).unwrap())
+            .collect();
+        let dense = PdbHeuristic::with_layout(dbs.clone(), true, |_, _| false).unwrap();
+        let sparse = PdbHeuristic::with_layout(dbs, true, |_, _| true).unwrap();
+        for (s, d) in sparse.tables().iter().zip(dense.tables()) {
+            assert!(s.is_sparse() && !d.is_sparse());
+            // Written back dense, with every value in rank order.
+            assert_eq!(s.to_bytes(), d.to_bytes());
+            assert_eq!(s.values(), d.values());
+        }
+        if shape.cells() == 9 {
+            for (cells, distance) in every_state_with_its_distance(shape) {
+                let (value, _) = sparse.evaluate(&cells);
+                assert_eq!(value, dense.evaluate(&cells).0, "{shape} {cells:?}");
+                assert!(value <= distance);
+            }
+        }
+        walk_comparing_with_full_evaluation(&sparse, shape, 13, 20_000);
+        let mut rng = 0x5eed_u64;
+        let mut cells: Vec<u8> = (0..shape.cells() as u8).collect();
+        for _ in 0..20_000 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let blank = cells.iter().position(|&c| c == 0).unwrap();
+            let mv = Move::ALL[(rng >> 33) as usize % 4];
+            if let Some(to) = step(shape, blank, mv) {
+                cells.swap(blank, to);
+                assert_eq!(sparse.evaluate(&cells).0, dense.evaluate(&cells).0);
+            }
+        }
+    }
+}
+
 /// A partition's heuristic with the dual lookups, every table built here.
 fn with_dual_lookups(partition: &Partition) -> PdbHeuristic {
     let plain = PdbHeuristic::build(partition, true, |_, _, _| {}).unwrap();
