@@ -102,7 +102,6 @@ impl PatternDb {
         let Some(bytes) = Arc::get_mut(&mut table) else {
             return table;
         };
-        let manhattan = manhattan_table(self.shape);
         let per_part = self.multiplier[0];
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
         let mut parts: Vec<Vec<(usize, &mut [u8])>> = (0..threads).map(|_| Vec::new()).collect();
@@ -112,26 +111,73 @@ impl PatternDb {
         let dense = &self.table;
         std::thread::scope(|scope| {
             for mine in parts {
-                let manhattan = &manhattan;
                 scope.spawn(move || {
                     for (c, part) in mine {
-                        let start = c as u64 * per_part;
-                        let mut odometer = Odometer::at(self, manhattan, start);
-                        for rank in start..start + per_part {
-                            let byte = dense.get((rank >> 1) as usize).copied().unwrap_or(0);
-                            let nibble = (byte >> ((rank & 1) * 4)) & 15;
-                            let index: usize = (1..k)
-                                .map(|i| odometer.cells[i] as usize * weight[i] as usize)
-                                .sum();
-                            if let Some(b) = part.get_mut(index >> 1) {
-                                *b |= nibble << ((index & 1) * 4);
-                            }
-                            odometer.step();
-                        }
+                        let mut copy = Copy {
+                            dense,
+                            part,
+                            weight,
+                            k,
+                            n,
+                            rank: c as u64 * per_part,
+                        };
+                        copy.placements(1, 1 << c, 0);
                     }
                 });
             }
         });
         table
+    }
+}
+
+/// The copy of the placements with tile 0 on one cell into their part of the sparse table:
+/// tiles 1 to k-1 placed on the free cells in increasing order, which is the dense rank order
+/// (a tile's digit counts the free cells below its own), so the dense entries are read in
+/// sequence and no rank is computed.
+struct Copy<'a> {
+    dense: &'a [u8],
+    part: &'a mut [u8],
+    weight: &'a [u32; 8],
+    k: usize,
+    n: usize,
+    /// The dense rank of the next placement.
+    rank: u64,
+}
+
+impl Copy<'_> {
+    /// Places tiles `i..k` on the cells outside `used`; `index`: the sparse index (within the
+    /// part) of the tiles placed so far.
+    fn placements(&mut self, i: usize, used: u32, index: usize) {
+        if i >= self.k {
+            self.entry(index);
+            return;
+        }
+        let w = self.weight[i & 7] as usize;
+        let all = if self.n >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.n) - 1
+        };
+        let mut free = all & !used;
+        while free != 0 {
+            let q = free.trailing_zeros() as usize;
+            free &= free - 1;
+            if i + 1 == self.k {
+                self.entry(index + q * w);
+            } else {
+                self.placements(i + 1, used | 1 << q, index + q * w);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn entry(&mut self, index: usize) {
+        let rank = self.rank;
+        self.rank += 1;
+        let byte = self.dense.get((rank >> 1) as usize).copied().unwrap_or(0);
+        let nibble = (byte >> ((rank & 1) * 4)) & 15;
+        if let Some(b) = self.part.get_mut(index >> 1) {
+            *b |= nibble << ((index & 1) * 4);
+        }
     }
 }
