@@ -231,13 +231,13 @@ impl PdbHeuristic {
             r
         });
         let manhattan = manhattan_table(shape);
-        // All or none: with one layout for every table, the hot loop's test of the layout
-        // always goes the same way.
-        let dbs: Vec<PatternDb> = match dbs.iter().all(|db| sparse(shape, db.tiles.len())) {
+        // All or none, whatever layout each table comes in: the hot loop's layout is one
+        // constant for every table (a sparse table read as dense would give wrong values).
+        let lookups_sparse = dbs.iter().all(|db| sparse(shape, db.tiles.len()));
+        let dbs: Vec<PatternDb> = match lookups_sparse {
             true => dbs.into_iter().map(PatternDb::into_sparse).collect(),
-            false => dbs,
+            false => dbs.into_iter().map(PatternDb::into_dense).collect(),
         };
-        let lookups_sparse = dbs.iter().all(PatternDb::is_sparse);
         let lookups: Vec<Lookup> = dbs.iter().map(Lookup::new).collect();
         let mut passed = Box::new([[[0u32; 32]; 8]; 8]);
         for (p, db) in dbs.iter().enumerate() {

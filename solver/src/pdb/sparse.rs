@@ -26,7 +26,6 @@ use std::sync::Arc;
 
 use super::PatternDb;
 use super::memory::table_memory;
-use super::packing::{Odometer, manhattan_table};
 use crate::shape::Shape;
 
 /// Whether a table of `k` tiles on `shape` is read through the sparse layout: at most twice the
@@ -73,20 +72,40 @@ impl PatternDb {
         }
     }
 
-    /// A sparse table's entries in the dense layout, as files hold them.
+    /// The same table in the dense layout (unchanged if it is already).
+    pub(super) fn into_dense(self) -> PatternDb {
+        if self.sparse.is_none() {
+            return self;
+        }
+        let table = self.dense_table().into();
+        PatternDb {
+            table,
+            sparse: None,
+            ..self
+        }
+    }
+
+    /// The table's entries in the dense layout, as files hold them.
     pub(super) fn dense_table(&self) -> Vec<u8> {
-        let total = Self::entries(self.shape, self.tiles.len());
-        let mut dense = vec![0u8; total.div_ceil(2) as usize];
-        let manhattan = manhattan_table(self.shape);
-        let mut odometer = Odometer::at(self, &manhattan, 0);
-        for rank in 0..total as usize {
-            let index = self.index(odometer.cells[..self.tiles.len()].iter().copied());
-            let nibble =
-                (self.table.get(index >> 1).copied().unwrap_or(0) >> ((index & 1) * 4)) & 15;
-            if let Some(b) = dense.get_mut(rank >> 1) {
-                *b |= nibble << ((rank & 1) * 4);
-            }
-            odometer.step();
+        let Some(weight) = self.sparse else {
+            return self.table.to_vec();
+        };
+        let (k, n) = (self.tiles.len(), self.shape.cells());
+        let mut dense = vec![0u8; Self::entries(self.shape, k).div_ceil(2) as usize];
+        let mut rank = 0;
+        for c in 0..n {
+            in_rank_order(
+                n,
+                k,
+                &weight,
+                1,
+                1 << c,
+                c * weight[0] as usize,
+                &mut |index| {
+                    copy_nibble(&self.table, index, &mut dense, rank);
+                    rank += 1;
+                },
+            );
         }
         dense
     }
@@ -113,15 +132,11 @@ impl PatternDb {
             for mine in parts {
                 scope.spawn(move || {
                     for (c, part) in mine {
-                        let mut copy = Copy {
-                            dense,
-                            part,
-                            weight,
-                            k,
-                            n,
-                            rank: c as u64 * per_part,
-                        };
-                        copy.placements(1, 1 << c, 0);
+                        let mut rank = c * per_part as usize;
+                        in_rank_order(n, k, weight, 1, 1 << c, 0, &mut |index| {
+                            copy_nibble(dense, rank, part, index);
+                            rank += 1;
+                        });
                     }
                 });
             }
@@ -130,54 +145,45 @@ impl PatternDb {
     }
 }
 
-/// The copy of the placements with tile 0 on one cell into their part of the sparse table:
-/// tiles 1 to k-1 placed on the free cells in increasing order, which is the dense rank order
-/// (a tile's digit counts the free cells below its own), so the dense entries are read in
-/// sequence and no rank is computed.
-struct Copy<'a> {
-    dense: &'a [u8],
-    part: &'a mut [u8],
-    weight: &'a [u32; 8],
-    k: usize,
+/// Calls `f` with the sparse index of each placement of tiles `i..k` on the cells outside
+/// `used` (`index`: the part of the index the tiles before `i` make), in dense rank order: each
+/// tile on the free cells in increasing order, as its rank digit counts the free cells below
+/// its own. So the two layouts are copied into each other with the dense side in sequence and
+/// no rank computed.
+fn in_rank_order(
     n: usize,
-    /// The dense rank of the next placement.
-    rank: u64,
-}
-
-impl Copy<'_> {
-    /// Places tiles `i..k` on the cells outside `used`; `index`: the sparse index (within the
-    /// part) of the tiles placed so far.
-    fn placements(&mut self, i: usize, used: u32, index: usize) {
-        if i >= self.k {
-            self.entry(index);
-            return;
-        }
-        let w = self.weight[i & 7] as usize;
-        let all = if self.n >= 32 {
-            u32::MAX
+    k: usize,
+    weight: &[u32; 8],
+    i: usize,
+    used: u32,
+    index: usize,
+    f: &mut impl FnMut(usize),
+) {
+    if i >= k {
+        f(index);
+        return;
+    }
+    let w = weight[i & 7] as usize;
+    let all = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+    let mut free = all & !used;
+    while free != 0 {
+        let q = free.trailing_zeros() as usize;
+        free &= free - 1;
+        if i + 1 == k {
+            f(index + q * w);
         } else {
-            (1u32 << self.n) - 1
-        };
-        let mut free = all & !used;
-        while free != 0 {
-            let q = free.trailing_zeros() as usize;
-            free &= free - 1;
-            if i + 1 == self.k {
-                self.entry(index + q * w);
-            } else {
-                self.placements(i + 1, used | 1 << q, index + q * w);
-            }
+            in_rank_order(n, k, weight, i + 1, used | 1 << q, index + q * w, f);
         }
     }
+}
 
-    #[inline(always)]
-    fn entry(&mut self, index: usize) {
-        let rank = self.rank;
-        self.rank += 1;
-        let byte = self.dense.get((rank >> 1) as usize).copied().unwrap_or(0);
-        let nibble = (byte >> ((rank & 1) * 4)) & 15;
-        if let Some(b) = self.part.get_mut(index >> 1) {
-            *b |= nibble << ((index & 1) * 4);
-        }
+/// Copies entry `from` of `source` to entry `to` of `target` (two entries a byte, `target`'s
+/// entry still zero).
+#[inline(always)]
+fn copy_nibble(source: &[u8], from: usize, target: &mut [u8], to: usize) {
+    let byte = source.get(from >> 1).copied().unwrap_or(0);
+    let nibble = (byte >> ((from & 1) * 4)) & 15;
+    if let Some(b) = target.get_mut(to >> 1) {
+        *b |= nibble << ((to & 1) * 4);
     }
 }

@@ -383,6 +383,11 @@ fn the_sparse_layout_reads_the_same_values_as_the_dense_one() {
             }
         }
         walk_comparing_with_full_evaluation(&sparse, shape, 13, 20_000);
+        // Sparse tables handed to a dense heuristic are read dense, not misread.
+        let again = PdbHeuristic::with_layout(sparse.tables().to_vec(), true, |_, _| false);
+        let again = again.unwrap();
+        assert!(again.tables().iter().all(|db| !db.is_sparse()));
+        walk_comparing_with_full_evaluation(&again, shape, 17, 2_000);
         let mut rng = 0x5eed_u64;
         let mut cells: Vec<u8> = (0..shape.cells() as u8).collect();
         for _ in 0..20_000 {
