@@ -25,7 +25,9 @@
 //! stops there, inside a traced subtree too, and hands back the siblings its depth-first walk
 //! had not reached on each level, as the real worker does (searching the smallest itself first,
 //! within `ABSORB_NODES`). Below the trace's depth a node's nodes are shared evenly among the
-//! blank's moves other than back. Nothing else is modelled: no failures, no heartbeats.
+//! blank's moves other than back. A bound above the trace's last (searched ahead of the
+//! answer's, before the path is found there) searches the last bound's subtrees grown by the
+//! trace's last growth per step. Nothing else is modelled: no failures, no heartbeats.
 //!
 //! ```
 //! # use npuzzle_coordinator::sim::{SimConfig, simulate};
@@ -493,10 +495,62 @@ impl JobTrace {
         pieces
     }
 
+    /// A task of a bound above the trace's last (searched ahead of the answer's bound, before
+    /// the answer is found): the trace's last bound has the whole subtree, and a bound two
+    /// higher searches it again grown by the trace's last growth per step (as the scheduler
+    /// predicts). It reports the subtree exhausted (a path it may hold is longer than the
+    /// answer, which is never waited on), and asked back it hands back the same pieces as at
+    /// the last bound, with the same slack. `None` for a bound within the trace.
+    fn beyond_the_trace(&self, a: &Assignment, stop_at: u64) -> Option<Outcome> {
+        let bounds = &self.trace.bounds;
+        let last = bounds.len().checked_sub(1)?;
+        let top = bounds[last].bound;
+        if a.bound <= top {
+            return None;
+        }
+        let growth = match last.checked_sub(1) {
+            Some(before) if bounds[before].total() > 0 => {
+                (bounds[last].total() as f64 / bounds[before].total() as f64).clamp(1.0, 50.0)
+            }
+            _ => 4.0,
+        };
+        let scale = growth.powf((a.bound - top) as f64 / 2.0);
+        let scaled_stop = (stop_at as f64 / scale).min(u64::MAX as f64) as u64;
+        let (cost, report) = self.search_bound(last, &a.work.prefix, scaled_stop, true);
+        let cost = ((cost as f64 * scale).ceil() as u64).max(1);
+        let next_bound = a.bound + 2;
+        let report = match report {
+            Report::Split {
+                next_bound: n,
+                pieces,
+                ..
+            } => Report::Split {
+                bound: a.bound,
+                next_bound: n,
+                pieces: pieces
+                    .into_iter()
+                    .map(|p| HandedBack {
+                        f: p.f + (a.bound - top),
+                        moves: p.moves,
+                    })
+                    .collect(),
+            },
+            _ => Report::Exhausted { next_bound },
+        };
+        Some(Outcome {
+            cost,
+            report,
+            iterations: Vec::new(),
+        })
+    }
+
     /// A task's simulated search: one bound, or (`iterate`) bound after bound from `bound`.
     fn search(&self, a: &Assignment, stop_at: u64) -> Outcome {
         let prefix = &a.work.prefix;
         if !a.iterate {
+            if let Some(outcome) = self.beyond_the_trace(a, stop_at) {
+                return outcome;
+            }
             let Some(bi) = self.bound_index(a.bound) else {
                 // Below the worker's own value at the unit's root: pruned at once.
                 return Outcome {
@@ -1099,7 +1153,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use npuzzle_solver::{Goal, Limits, SearchOutcome, Shape};
+    use npuzzle_solver::{Goal, Limits, SearchOutcome, Shape, WorkUnit};
 
     /// A trace of Korf's #12 with linear conflict, recorded here.
     fn korf12() -> Trace {
@@ -1198,6 +1252,68 @@ mod tests {
             total + slack >= entry.nodes && total <= entry.nodes + slack,
             "{spent} searched + {rest} handed back against {} nodes",
             entry.nodes
+        );
+    }
+
+    #[test]
+    fn a_task_above_the_last_traced_bound_searches_its_subtree_grown_not_nothing() {
+        let job = JobTrace::new(korf12());
+        let bounds = &job.trace.bounds;
+        let last = bounds.len() - 1;
+        let entry = (bounds[last].entries.iter())
+            .filter(|e| !job.trace.path.starts_with(&e.prefix))
+            .max_by_key(|e| e.nodes)
+            .expect("entries")
+            .clone();
+        assert!(entry.nodes > 100, "{}", entry.nodes);
+        let growth = bounds[last].total() as f64 / bounds[last - 1].total() as f64;
+        assert!(growth > 1.0, "{growth}");
+        let above = bounds[last].bound + 2;
+        let assignment = Assignment {
+            job: JobId(1),
+            epoch: 1,
+            task: TaskId(0),
+            work: WorkUnit {
+                board: job.trace.board.apply(&entry.prefix).expect("legal prefix"),
+                g: entry.prefix.len() as u32,
+                last: entry.prefix.last().copied(),
+                prefix: entry.prefix.clone(),
+                trail: Vec::new(),
+            },
+            goal: job.trace.goal,
+            heuristic: HeuristicKind::LinearConflict,
+            bound: above,
+            node_budget: 0,
+            iterate: false,
+        };
+        // Searched whole: the subtree's nodes at the last bound, grown by one step.
+        let whole = job.search(&assignment, u64::MAX);
+        assert_eq!(
+            whole.report,
+            Report::Exhausted {
+                next_bound: above + 2
+            }
+        );
+        let expected = entry.nodes as f64 * growth;
+        assert!(
+            (whole.cost as f64 - expected).abs() <= growth + 1.0,
+            "{} nodes against {expected}",
+            whole.cost
+        );
+        // Asked back part-way: it hands back pieces of its own bound, having searched about
+        // what it was allowed.
+        let stop_at = whole.cost / 4;
+        let stopped = job.search(&assignment, stop_at);
+        let Report::Split { bound, pieces, .. } = stopped.report else {
+            panic!("stopped early, it still ran whole: {:?}", stopped.report);
+        };
+        assert_eq!(bound, above);
+        assert!(!pieces.is_empty() && pieces.iter().all(|p| p.f <= above));
+        assert!(
+            stopped.cost >= stop_at && stopped.cost < whole.cost,
+            "{} of {}",
+            stopped.cost,
+            whole.cost
         );
     }
 
