@@ -511,15 +511,12 @@ impl PdbHeuristic {
 
     /// [`Heuristic::after_move_within`] of this partition's own lookups.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn after_move_own<const DUAL: bool, const SPARSE: bool>(
+    fn after_move_own<const DUAL: bool, const SPARSE: bool>(
         &self,
-        _: u32,
         state: &PdbState,
         label: u8,
         from: usize,
         to: usize,
-        _: bool,
         limit: u32,
     ) -> (u32, PdbState) {
         let mut next = *state;
@@ -549,6 +546,23 @@ impl PdbHeuristic {
 }
 
 impl PdbHeuristic {
+    /// [`PdbHeuristic::after_move_own`] in the heuristic's one layout: the one test of it per
+    /// move, for both `Heuristic` impls.
+    #[inline(always)]
+    fn after_move_in<const DUAL: bool>(
+        &self,
+        state: &PdbState,
+        label: u8,
+        from: usize,
+        to: usize,
+        limit: u32,
+    ) -> (u32, PdbState) {
+        match self.sparse {
+            true => self.after_move_own::<DUAL, true>(state, label, from, to, limit),
+            false => self.after_move_own::<DUAL, false>(state, label, from, to, limit),
+        }
+    }
+
     /// The first half of a move for [`super::PdbMax`]: the board, the two changed ranks (regular
     /// and reflected) and the Manhattan sums after it, with the two entries asked of memory
     /// ahead of being read ([`PdbHeuristic::settle`] reads them), so that the misses of every
@@ -688,33 +702,21 @@ impl Heuristic for PdbHeuristic {
         to: usize,
         vertical: bool,
     ) -> (u32, PdbState) {
-        match self.sparse {
-            true => {
-                self.after_move_own::<false, true>(h, state, label, from, to, vertical, u32::MAX)
-            }
-            false => {
-                self.after_move_own::<false, false>(h, state, label, from, to, vertical, u32::MAX)
-            }
-        }
+        self.after_move_within(h, state, label, from, to, vertical, u32::MAX)
     }
 
     #[inline(always)]
     fn after_move_within(
         &self,
-        h: u32,
+        _: u32,
         state: &PdbState,
         label: u8,
         from: usize,
         to: usize,
-        vertical: bool,
+        _: bool,
         limit: u32,
     ) -> (u32, PdbState) {
-        match self.sparse {
-            true => self.after_move_own::<false, true>(h, state, label, from, to, vertical, limit),
-            false => {
-                self.after_move_own::<false, false>(h, state, label, from, to, vertical, limit)
-            }
-        }
+        self.after_move_in::<false>(state, label, from, to, limit)
     }
 }
 
@@ -749,19 +751,16 @@ impl Heuristic for PdbAll {
     #[inline(always)]
     fn after_move_within(
         &self,
-        h: u32,
+        _: u32,
         state: &PdbState,
         label: u8,
         from: usize,
         to: usize,
-        vertical: bool,
+        _: bool,
         limit: u32,
     ) -> (u32, PdbState) {
         let pdb = &self.0;
-        let (value, next) = match pdb.sparse {
-            true => pdb.after_move_own::<true, true>(h, state, label, from, to, vertical, limit),
-            false => pdb.after_move_own::<true, false>(h, state, label, from, to, vertical, limit),
-        };
+        let (value, next) = pdb.after_move_in::<true>(state, label, from, to, limit);
         if value > limit || pdb.also.is_empty() {
             return (value, next);
         }
