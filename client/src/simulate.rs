@@ -103,6 +103,10 @@ pub struct Row {
     /// Per job and bound, when its tasks ran ([`Output::bounds`]; empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bounds: Vec<BoundRow>,
+    /// The share of slot time spent searching in each equal part of the makespan
+    /// ([`Output::timeline`] parts; empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<f64>,
 }
 
 /// One job's tasks under one bound ([`BoundSpan`]), in milliseconds of virtual time.
@@ -140,6 +144,9 @@ pub struct Output {
     pub json: bool,
     /// Each row's bounds ([`BoundRow`]) too.
     pub bounds: bool,
+    /// Each row's makespan in this many parts, with the share of slot time busy in each (0:
+    /// none).
+    pub timeline: usize,
 }
 
 impl Row {
@@ -167,6 +174,7 @@ impl Row {
             demanded_events_per_s: report.demanded_events_per_sec(),
             wrong: report.wrong,
             bounds: Vec::new(),
+            timeline: report.timeline.clone(),
         }
     }
 }
@@ -230,6 +238,7 @@ pub fn table<W: Write>(
             traces,
             &SimConfig {
                 slots,
+                timeline_bins: output.timeline,
                 ..config.clone()
             },
         );
@@ -280,6 +289,17 @@ pub fn table<W: Write>(
                     b.tasks,
                     b.busy_slot_ms,
                     b.ideal_ms
+                )?;
+            }
+            if !row.timeline.is_empty() {
+                let width = row.makespan_s * 1e3 / row.timeline.len() as f64;
+                let shares: Vec<String> = (row.timeline.iter())
+                    .map(|u| format!("{:.0}", u * 100.0))
+                    .collect();
+                writeln!(
+                    out,
+                    "        busy % per {width:.2} ms: {}",
+                    shares.join(" ")
                 )?;
             }
         }

@@ -29,6 +29,10 @@
 //! answer's, before the path is found there) searches the last bound's subtrees grown by the
 //! trace's last growth per step. Nothing else is modelled: no failures, no heartbeats.
 //!
+//! Besides the totals, a report says where the makespan went: per job and bound when its tasks
+//! ran ([`SimReport::bounds`]), and, when asked for ([`SimConfig::timeline_bins`]), the share
+//! of slot time busy in each equal part of the makespan ([`SimReport::timeline`]).
+//!
 //! ```
 //! # use npuzzle_coordinator::sim::{SimConfig, simulate};
 //! # fn demo(traces: &[npuzzle_solver::Trace]) {
@@ -67,6 +71,8 @@ pub struct SimConfig {
     pub jobs_in_flight: usize,
     /// What each call into the scheduler costs the one-threaded coordinator in virtual time.
     pub coordinator_cost: CoordinatorCost,
+    /// Bins of [`SimReport::timeline`] (0: none).
+    pub timeline_bins: usize,
     pub scheduler: SchedulerConfig,
 }
 
@@ -139,6 +145,7 @@ impl Default for SimConfig {
             rate: None,
             jobs_in_flight: 1,
             coordinator_cost: CoordinatorCost::CALIBRATED,
+            timeline_bins: 0,
             scheduler: SchedulerConfig::default(),
         }
     }
@@ -183,6 +190,9 @@ pub struct SimReport {
     pub wrong: usize,
     /// Per job and bound, when its tasks ran: where a makespan goes, bound by bound.
     pub bounds: Vec<BoundSpan>,
+    /// The makespan in [`SimConfig::timeline_bins`] equal bins, each with the share of slot
+    /// time spent searching in it: when the slots idle.
+    pub timeline: Vec<f64>,
 }
 
 /// The tasks one job searched under one bound in a simulated run (a whole search, which goes
@@ -737,6 +747,8 @@ struct Sim<'a> {
     report: SimReport,
     /// Per (job, bound), its tasks so far: `report.bounds` at the end, in that order.
     spans: BTreeMap<(u64, u32), BoundSpan>,
+    /// When each task searched, if a timeline is asked for: `report.timeline` at the end.
+    intervals: Vec<(f64, f64)>,
     next_job: usize,
     answered: usize,
     last_answer: f64,
@@ -926,6 +938,9 @@ impl Sim<'_> {
         let busy = r.outcome.cost as f64 / self.rate(key.job);
         self.report.busy_secs += busy;
         self.bound_span(key.job, r.assignment.bound, r.started, busy);
+        if self.config.timeline_bins > 0 {
+            self.intervals.push((r.started, r.started + busy));
+        }
         let result = UnitResult {
             job: key.job,
             epoch: key.epoch,
@@ -1089,6 +1104,7 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
             ..SimReport::default()
         },
         spans: BTreeMap::new(),
+        intervals: Vec::new(),
         next_job: 0,
         answered: 0,
         last_answer: 0.0,
@@ -1147,7 +1163,38 @@ pub fn simulate(traces: &[Trace], config: &SimConfig) -> SimReport {
     sim.report.wrong += sim.jobs.len() - sim.answered;
     sim.report.makespan = sim.last_answer;
     sim.report.bounds = std::mem::take(&mut sim.spans).into_values().collect();
+    sim.report.timeline = timeline(
+        &sim.intervals,
+        config.timeline_bins,
+        sim.report.makespan,
+        config.slots,
+    );
     sim.report
+}
+
+/// The share of `slots`' time spent in `intervals` (of search, in virtual seconds) in each of
+/// `bins` equal parts of `[0, makespan]`; search after the makespan (tasks stopped by the
+/// answer's cancel) is left out.
+fn timeline(intervals: &[(f64, f64)], bins: usize, makespan: f64, slots: usize) -> Vec<f64> {
+    if bins == 0 || makespan <= 0.0 {
+        return Vec::new();
+    }
+    let width = makespan / bins as f64;
+    let mut busy = vec![0.0; bins];
+    for &(start, end) in intervals {
+        let (start, end) = (start.max(0.0), end.min(makespan));
+        if end <= start {
+            continue;
+        }
+        let first = ((start / width) as usize).min(bins - 1);
+        let last = ((end / width) as usize).min(bins - 1);
+        for (bin, b) in busy.iter_mut().enumerate().take(last + 1).skip(first) {
+            let (lo, hi) = (bin as f64 * width, (bin + 1) as f64 * width);
+            *b += end.min(hi) - start.max(lo);
+        }
+    }
+    let capacity = width * slots.max(1) as f64;
+    busy.into_iter().map(|b| b / capacity).collect()
 }
 
 #[cfg(test)]
@@ -1391,6 +1438,36 @@ mod tests {
             slow.makespan > free.makespan + 0.5 * slow.coordinator_secs_to_answer,
             "{free:?} {slow:?}"
         );
+    }
+
+    #[test]
+    fn the_timeline_holds_the_slot_time_searched_before_the_answer() {
+        let trace = korf12();
+        let config = SimConfig {
+            timeline_bins: 40,
+            ..eight_slots_cut_early()
+        };
+        let r = simulate(std::slice::from_ref(&trace), &config);
+        assert_eq!(r.wrong, 0);
+        assert_eq!(r.timeline.len(), 40);
+        assert!(
+            r.timeline.iter().all(|&u| (0.0..=1.0 + 1e-9).contains(&u)),
+            "{r:?}"
+        );
+        let width = r.makespan / 40.0;
+        let in_bins: f64 = r.timeline.iter().sum::<f64>() * width * config.slots as f64;
+        // Only what the cancels stopped after the answer is left out: at most a round trip on
+        // every slot.
+        let after = config.slots as f64 * 2.0 * config.latency.as_secs_f64();
+        assert!(in_bins <= r.busy_secs + 1e-9, "{in_bins} {r:?}");
+        assert!(in_bins >= r.busy_secs - after, "{in_bins} {r:?}");
+        // The job starts whole on one slot (an eighth of the slots at most) and is cut later.
+        assert!(r.timeline[0] <= 0.125 + 1e-9, "{:?}", r.timeline);
+        assert!(r.timeline.iter().any(|&u| u > 0.7), "{:?}", r.timeline);
+        // None asked for, none kept.
+        let plain = simulate(std::slice::from_ref(&trace), &eight_slots_cut_early());
+        assert!(plain.timeline.is_empty());
+        assert_eq!(plain.makespan, r.makespan);
     }
 
     #[test]

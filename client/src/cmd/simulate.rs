@@ -129,6 +129,11 @@ pub(crate) struct SimulateArgs {
     /// makespan goes, bound by bound.
     #[arg(long, env = "NPUZZLE_SIM_BOUNDS", value_parser = boolish())]
     bounds: bool,
+    /// Under each slot count, its makespan in this many equal parts with the share of slot
+    /// time spent searching in each, in percent (in JSON: a `timeline` list of shares): when
+    /// the slots idle. 0: none.
+    #[arg(long, env = "NPUZZLE_SIM_TIMELINE", default_value_t = 0)]
+    timeline: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -222,6 +227,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         npuzzle_client::simulate::Output {
             json: args.json,
             bounds: args.bounds,
+            timeline: args.timeline.min(10_000),
         },
         io::stdout().lock(),
     )?;

@@ -18,6 +18,7 @@ mod hdu1043_poj1077;
 mod load_mix;
 mod operator_commands;
 mod pdb_command;
+mod simulate_command;
 mod solve_command;
 mod solve_progress;
 mod token_file;
