@@ -509,45 +509,46 @@ impl PdbHeuristic {
         (h, state)
     }
 
-    /// [`Heuristic::after_move_within`] of this partition's own lookups.
+    /// [`Heuristic::after_move_within`] of this partition's own lookups, on `next` (a copy of
+    /// the state before the move) in place; returns the value. In place, so that the one copy
+    /// of the state per child is built where the caller keeps it.
     #[inline(always)]
-    fn after_move_own<const DUAL: bool, const SPARSE: bool>(
+    fn step_own<const DUAL: bool, const SPARSE: bool>(
         &self,
-        state: &PdbState,
+        next: &mut PdbState,
         label: u8,
         from: usize,
         to: usize,
         limit: u32,
-    ) -> (u32, PdbState) {
-        let mut next = *state;
-        if let Some((p, lookup)) = self.move_rank::<SPARSE>(&mut next, label, from, to) {
+    ) -> u32 {
+        if let Some((p, lookup)) = self.move_rank::<SPARSE>(next, label, from, to) {
             next.read_entry(p, lookup);
         }
         let value = next.value();
         if value > limit {
             // Pruned whatever the other lookups say: skip them.
-            return (value, next);
+            return value;
         }
         if self.reflect.is_none() {
             if !DUAL {
-                return (value, next);
+                return value;
             }
-            return (value.max(self.dual_values(&next.board, from, limit)), next);
+            return value.max(self.dual_values(&next.board, from, limit));
         }
-        if let Some((rp, lookup)) = self.move_reflected_rank::<SPARSE>(&mut next, label, from, to) {
+        if let Some((rp, lookup)) = self.move_reflected_rank::<SPARSE>(next, label, from, to) {
             next.read_reflected_entry(rp, lookup);
         }
         let mut value = value.max(next.reflected_value());
         if DUAL && value <= limit && self.dual.is_some() {
             value = value.max(self.dual_values(&next.board, from, limit));
         }
-        (value, next)
+        value
     }
 }
 
 impl PdbHeuristic {
-    /// [`PdbHeuristic::after_move_own`] in the heuristic's one layout: the one test of it per
-    /// move, for both `Heuristic` impls.
+    /// [`PdbHeuristic::step_own`] in the heuristic's one layout: the one test of it per move,
+    /// for both `Heuristic` impls, and the one copy of the state.
     #[inline(always)]
     fn after_move_in<const DUAL: bool>(
         &self,
@@ -557,10 +558,12 @@ impl PdbHeuristic {
         to: usize,
         limit: u32,
     ) -> (u32, PdbState) {
-        match self.sparse {
-            true => self.after_move_own::<DUAL, true>(state, label, from, to, limit),
-            false => self.after_move_own::<DUAL, false>(state, label, from, to, limit),
-        }
+        let mut next = *state;
+        let value = match self.sparse {
+            true => self.step_own::<DUAL, true>(&mut next, label, from, to, limit),
+            false => self.step_own::<DUAL, false>(&mut next, label, from, to, limit),
+        };
+        (value, next)
     }
 
     /// The first half of a move for [`super::PdbMax`]: the board, the two changed ranks (regular
