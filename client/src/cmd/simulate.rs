@@ -199,6 +199,14 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     if let Some(&bad) = args.slots.iter().find(|&&n| n == 0 || n > MAX_SLOTS) {
         anyhow::bail!("--slots: {bad} is not a slot count from 1 to {MAX_SLOTS}");
     }
+    // A part per column of a plot is plenty; past this, a typo.
+    const MAX_TIMELINE: usize = 10_000;
+    if args.timeline > MAX_TIMELINE {
+        anyhow::bail!(
+            "--timeline: {} is not a count of parts from 0 to {MAX_TIMELINE}",
+            args.timeline
+        );
+    }
     if !(args.latency_ms >= 0.0 && args.latency_ms.is_finite()) {
         anyhow::bail!("--latency-ms must be a number of milliseconds, 0 or more");
     }
@@ -227,7 +235,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         npuzzle_client::simulate::Output {
             json: args.json,
             bounds: args.bounds,
-            timeline: args.timeline.min(10_000),
+            timeline: args.timeline,
         },
         io::stdout().lock(),
     )?;

@@ -1,4 +1,5 @@
-//! `npuzzle simulate` through the real binary: the timeline of busy slots, as text and JSON.
+//! `npuzzle simulate` through the real binary: the timeline of busy slots, as text and JSON, and
+//! a count of parts it refuses.
 
 use crate::common::npuzzle;
 
@@ -52,4 +53,27 @@ fn simulate_prints_each_slot_counts_timeline_of_busy_slots() {
     let one = &rows[0];
     assert_eq!(one["slots"], 1);
     assert!(one["utilization"].as_f64().unwrap_or(0.0) > 0.99, "{one}");
+}
+
+#[test]
+fn simulate_refuses_a_timeline_of_too_many_parts() {
+    let out = npuzzle(
+        &[
+            "simulate",
+            "data/traces/korf24-40.trace",
+            "--slots",
+            "4",
+            "--timeline",
+            "10001",
+        ],
+        "",
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("--timeline: 10001 is not a count of parts from 0 to 10000"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("speedup"), "{}", out.stdout);
 }
