@@ -521,7 +521,8 @@ impl PdbHeuristic {
         to: usize,
         limit: u32,
     ) -> u32 {
-        if let Some((p, lookup)) = self.move_rank::<SPARSE>(next, label, from, to) {
+        let dm = self.manhattan_change(label as usize & 31, from & 31, to & 31);
+        if let Some((p, lookup)) = self.move_rank::<SPARSE>(next, label, from, to, dm) {
             next.read_entry(p, lookup);
         }
         let value = next.value();
@@ -535,7 +536,7 @@ impl PdbHeuristic {
             }
             return value.max(self.dual_values(&next.board, from, limit));
         }
-        if let Some((rp, lookup)) = self.move_reflected_rank::<SPARSE>(next, label, from, to) {
+        if let Some((rp, lookup)) = self.move_reflected_rank::<SPARSE>(next, label, from, to, dm) {
             next.read_reflected_entry(rp, lookup);
         }
         let mut value = value.max(next.reflected_value());
@@ -569,12 +570,14 @@ impl PdbHeuristic {
     /// The first half of a move for [`super::PdbMax`]: the board, the two changed ranks (regular
     /// and reflected) and the Manhattan sums after it, with the two entries asked of memory
     /// ahead of being read ([`PdbHeuristic::settle`] reads them), so that the misses of every
-    /// partition under the max overlap instead of following one another.
+    /// partition under the max overlap instead of following one another. `dm` is
+    /// [`PdbHeuristic::manhattan_change`] of the move, computed once for every partition (they
+    /// share the Manhattan table: [`PdbHeuristic::same_manhattan`]).
     #[inline(always)]
-    pub(super) fn advance(&self, next: &mut PdbState, label: u8, from: usize, to: usize) {
+    pub(super) fn advance(&self, next: &mut PdbState, label: u8, from: usize, to: usize, dm: u32) {
         match self.sparse {
-            true => self.advance_in::<true>(next, label, from, to),
-            false => self.advance_in::<false>(next, label, from, to),
+            true => self.advance_in::<true>(next, label, from, to, dm),
+            false => self.advance_in::<false>(next, label, from, to, dm),
         }
     }
 
@@ -585,18 +588,20 @@ impl PdbHeuristic {
         label: u8,
         from: usize,
         to: usize,
+        dm: u32,
     ) {
-        if let Some((p, lookup)) = self.move_rank::<SPARSE>(next, label, from, to) {
+        if let Some((p, lookup)) = self.move_rank::<SPARSE>(next, label, from, to, dm) {
             super::memory::prefetch(&lookup.packed, next.rank[p] as usize >> 1);
         }
-        if let Some((rp, lookup)) = self.move_reflected_rank::<SPARSE>(next, label, from, to) {
+        if let Some((rp, lookup)) = self.move_reflected_rank::<SPARSE>(next, label, from, to, dm) {
             super::memory::prefetch(&lookup.packed, next.reflected_rank[rp] as usize >> 1);
         }
     }
 
     /// Moves the tile `label` from `from` to `to` on the carried board and changes the rank of
-    /// its pattern and the Manhattan sum by what the move changes; returns that pattern (none
-    /// for a tile outside every pattern). The entry is not read.
+    /// its pattern and the Manhattan sum by what the move changes (`dm`, the move's
+    /// [`PdbHeuristic::manhattan_change`]); returns that pattern (none for a tile outside every
+    /// pattern). The entry is not read.
     #[inline(always)]
     fn move_rank<const SPARSE: bool>(
         &self,
@@ -604,6 +609,7 @@ impl PdbHeuristic {
         label: u8,
         from: usize,
         to: usize,
+        dm: u32,
     ) -> Option<(usize, &Lookup)> {
         let (l, from, to) = (label as usize & 31, from & 31, to & 31);
         next.board[to] = label;
@@ -617,9 +623,7 @@ impl PdbHeuristic {
             next.board[c & 31]
         });
         next.rank[p] = next.rank[p].wrapping_add(change);
-        next.manhattan = next
-            .manhattan
-            .wrapping_add(self.manhattan_change(l, from, to));
+        next.manhattan = next.manhattan.wrapping_add(dm);
         Some((p, lookup))
     }
 
@@ -632,6 +636,7 @@ impl PdbHeuristic {
         label: u8,
         from: usize,
         to: usize,
+        dm: u32,
     ) -> Option<(usize, &Lookup)> {
         let r = self.reflect.as_ref()?;
         let (l, from, to) = (label as usize & 31, from & 31, to & 31);
@@ -649,16 +654,20 @@ impl PdbHeuristic {
         );
         next.reflected_rank[rp] = next.reflected_rank[rp].wrapping_add(change);
         // A reflection keeps distances: the tile's Manhattan distance changes by the same.
-        next.reflected_manhattan = next
-            .reflected_manhattan
-            .wrapping_add(self.manhattan_change(l, from, to));
+        next.reflected_manhattan = next.reflected_manhattan.wrapping_add(dm);
         Some((rp, lookup))
     }
 
     /// What moving tile `l` from `from` to `to` adds to its Manhattan distance (mod 2^32).
     #[inline(always)]
-    fn manhattan_change(&self, l: usize, from: usize, to: usize) -> u32 {
+    pub(super) fn manhattan_change(&self, l: usize, from: usize, to: usize) -> u32 {
         (self.manhattan[l][to] as u32).wrapping_sub(self.manhattan[l][from] as u32)
+    }
+
+    /// Whether `other` measures Manhattan distances as this one does (the same shape and
+    /// goal): then one move's [`PdbHeuristic::manhattan_change`] serves both.
+    pub(super) fn same_manhattan(&self, other: &PdbHeuristic) -> bool {
+        self.manhattan == other.manhattan
     }
 
     /// The second half of a move ([`PdbHeuristic::advance`]): reads the changed entries and

@@ -13,10 +13,14 @@ pub struct PdbMax<const N: usize> {
 }
 
 impl<const N: usize> PdbMax<N> {
-    /// `pdb` and the partitions added to it, if they are `N` in all and none has dual lookups
-    /// (those are evaluated by [`PdbHeuristic`]'s own `Heuristic`).
+    /// `pdb` and the partitions added to it, if they are `N` in all, none has dual lookups
+    /// (those are evaluated by [`PdbHeuristic`]'s own `Heuristic`) and all measure Manhattan
+    /// distances alike (one change per move serves them all).
     pub fn new(pdb: &PdbHeuristic) -> Option<PdbMax<N>> {
-        if pdb.has_dual() || pdb.also.iter().any(PdbHeuristic::has_dual) {
+        if pdb.has_dual()
+            || pdb.also.iter().any(PdbHeuristic::has_dual)
+            || !pdb.also.iter().all(|p| pdb.same_manhattan(p))
+        {
             return None;
         }
         let mut first = pdb.clone();
@@ -67,8 +71,9 @@ impl<const N: usize> Heuristic for PdbMax<N> {
         limit: u32,
     ) -> (u32, [PdbState; N]) {
         let mut next = *state;
+        let dm = self.parts[0].manhattan_change(label as usize & 31, from & 31, to & 31);
         for (part, after) in self.parts.iter().zip(&mut next) {
-            part.advance(after, label, from, to);
+            part.advance(after, label, from, to, dm);
         }
         let mut value = 0;
         for (part, after) in self.parts.iter().zip(&mut next) {
