@@ -571,8 +571,8 @@ impl PdbHeuristic {
     /// and reflected) and the Manhattan sums after it, with the two entries asked of memory
     /// ahead of being read ([`PdbHeuristic::settle`] reads them), so that the misses of every
     /// partition under the max overlap instead of following one another. `dm` is
-    /// [`PdbHeuristic::manhattan_change`] of the move, computed once for every partition (they
-    /// share the Manhattan table: [`PdbHeuristic::same_manhattan`]).
+    /// [`PdbHeuristic::manhattan_change`] of the move, computed once for every partition (their Manhattan table is
+    /// the shape's, and [`PdbHeuristic::with_also`] only adds partitions of the same shape).
     #[inline(always)]
     pub(super) fn advance(&self, next: &mut PdbState, label: u8, from: usize, to: usize, dm: u32) {
         match self.sparse {
@@ -662,12 +662,6 @@ impl PdbHeuristic {
     #[inline(always)]
     pub(super) fn manhattan_change(&self, l: usize, from: usize, to: usize) -> u32 {
         (self.manhattan[l][to] as u32).wrapping_sub(self.manhattan[l][from] as u32)
-    }
-
-    /// Whether `other` measures Manhattan distances as this one does (the same shape and
-    /// goal): then one move's [`PdbHeuristic::manhattan_change`] serves both.
-    pub(super) fn same_manhattan(&self, other: &PdbHeuristic) -> bool {
-        self.manhattan == other.manhattan
     }
 
     /// The second half of a move ([`PdbHeuristic::advance`]): reads the changed entries and

@@ -13,14 +13,10 @@ pub struct PdbMax<const N: usize> {
 }
 
 impl<const N: usize> PdbMax<N> {
-    /// `pdb` and the partitions added to it, if they are `N` in all, none has dual lookups
-    /// (those are evaluated by [`PdbHeuristic`]'s own `Heuristic`) and all measure Manhattan
-    /// distances alike (one change per move serves them all).
+    /// `pdb` and the partitions added to it, if they are `N` in all and none has dual lookups
+    /// (those are evaluated by [`PdbHeuristic`]'s own `Heuristic`).
     pub fn new(pdb: &PdbHeuristic) -> Option<PdbMax<N>> {
-        if pdb.has_dual()
-            || pdb.also.iter().any(PdbHeuristic::has_dual)
-            || !pdb.also.iter().all(|p| pdb.same_manhattan(p))
-        {
+        if pdb.has_dual() || pdb.also.iter().any(PdbHeuristic::has_dual) {
             return None;
         }
         let mut first = pdb.clone();
@@ -71,6 +67,7 @@ impl<const N: usize> Heuristic for PdbMax<N> {
         limit: u32,
     ) -> (u32, [PdbState; N]) {
         let mut next = *state;
+        // Every partition is of one shape, so of one Manhattan table: one change serves all.
         let dm = self.parts[0].manhattan_change(label as usize & 31, from & 31, to & 31);
         for (part, after) in self.parts.iter().zip(&mut next) {
             part.advance(after, label, from, to, dm);
