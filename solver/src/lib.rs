@@ -80,7 +80,8 @@ pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
 pub use pdb::{
     BlankGoal, DualTable, FORMAT as PDB_FORMAT, Histogram, PACKED_FORMAT as PDB_PACKED_FORMAT,
-    Partition, PatternDb, PdbAll, PdbError, PdbHeuristic, PdbMax, PdbState,
+    Partition, PatternDb, PdbAll, PdbError, PdbHeuristic, PdbMax, PdbState, SparseMax,
+    SparseMaxState,
 };
 pub use search::{
     ABSORB_NODES, ABSORB_PIECE_NODES, CHECK_INTERVAL, Iteration, Limits, MAX_DEPTH, SearchOutcome,

@@ -19,7 +19,7 @@ use crate::exact::ExactDistance;
 use crate::goal::{Goal, ShapeMismatch};
 use crate::heuristic::{Heuristic, HeuristicKind, LinearConflict, Manhattan};
 use crate::moves::Move;
-use crate::pdb::{PdbAll, PdbHeuristic, PdbMax};
+use crate::pdb::{PdbAll, PdbHeuristic, PdbMax, SparseMax};
 use crate::shape::Shape;
 use crate::units::{Frontier, FrontierError, Piece, UnitOutcome, UnitReport, UnitSplit, WorkUnit};
 
@@ -496,6 +496,9 @@ enum AnyEngine {
     Pdb2(Box<Engine<PdbMax<2>>>),
     Pdb3(Box<Engine<PdbMax<3>>>),
     Pdb4(Box<Engine<PdbMax<4>>>),
+    Sparse2(Box<Engine<SparseMax<2>>>),
+    Sparse3(Box<Engine<SparseMax<3>>>),
+    Sparse4(Box<Engine<SparseMax<4>>>),
 }
 
 macro_rules! with_engine {
@@ -509,14 +512,31 @@ macro_rules! with_engine {
             AnyEngine::Pdb2($e) => $body,
             AnyEngine::Pdb3($e) => $body,
             AnyEngine::Pdb4($e) => $body,
+            AnyEngine::Sparse2($e) => $body,
+            AnyEngine::Sparse3($e) => $body,
+            AnyEngine::Sparse4($e) => $body,
         }
     };
 }
 
 /// The engine for a PDB heuristic: its partitions' ranks carried move by move, up to 4
-/// partitions under the max (more partitions, and the dual lookups, go through
-/// [`PdbHeuristic`]'s own `Heuristic`, which evaluates them afresh).
+/// partitions under the max: in [`SparseMax`]'s compact state where it takes them (sparse
+/// tables, the 5x5 ones), else in [`PdbMax`]'s (more partitions, and the dual lookups, go
+/// through [`PdbHeuristic`]'s own `Heuristic`, which evaluates them afresh).
 fn pdb_engine(shape: Shape, goal: &Goal, pdb: PdbHeuristic) -> AnyEngine {
+    let sparse =
+        match pdb.partitions() {
+            2 => SparseMax::new(&pdb)
+                .map(|h| AnyEngine::Sparse2(Box::new(Engine::new(shape, goal, h)))),
+            3 => SparseMax::new(&pdb)
+                .map(|h| AnyEngine::Sparse3(Box::new(Engine::new(shape, goal, h)))),
+            4 => SparseMax::new(&pdb)
+                .map(|h| AnyEngine::Sparse4(Box::new(Engine::new(shape, goal, h)))),
+            _ => None,
+        };
+    if let Some(engine) = sparse {
+        return engine;
+    }
     let carried = match pdb.partitions() {
         2 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb2(Box::new(Engine::new(shape, goal, h)))),
         3 => PdbMax::new(&pdb).map(|h| AnyEngine::Pdb3(Box::new(Engine::new(shape, goal, h)))),

@@ -116,6 +116,16 @@ pub struct PdbHeuristic {
     pub(super) also: Vec<PdbHeuristic>,
 }
 
+/// A partition as [`super::SparseMax`] reads it ([`PdbHeuristic::sparse_tables`]).
+pub(super) struct SparseTables {
+    /// `pattern[label]`: the pattern holding the label, `u8::MAX` for none.
+    pub(super) pattern: [u8; 32],
+    /// `weight[label]`: the weight of the label's digit (its cell) in its pattern's index.
+    pub(super) weight: [u32; 32],
+    /// Each pattern's entries, two a byte, in the sparse layout.
+    pub(super) tables: Vec<Arc<[u8]>>,
+}
+
 /// The tables of the dual lookups (Zahavi, Felner, Holte & Schaeffer 2008), as the rule in
 /// `shared/notes/dual_lookups.md` makes them admissible here. A board `s` (labels on cells,
 /// blank on cell `b`) has a dual: tile `x` on the cell numbered by the label that `s` has on
@@ -139,17 +149,17 @@ struct DualLookups {
 pub struct PdbState {
     /// `board[cell]`: the label on each cell.
     board: [u8; 32],
-    rank: [u32; 8],
-    reflected_rank: [u32; 8],
+    pub(super) rank: [u32; 8],
+    pub(super) reflected_rank: [u32; 8],
     /// Each table's entry: its value less its tiles' Manhattan distance, halved ([`nibble`]).
-    excess: [u8; 8],
-    reflected_excess: [u8; 8],
+    pub(super) excess: [u8; 8],
+    pub(super) reflected_excess: [u8; 8],
     /// Sums of `excess` and of `reflected_excess`.
     excess_sum: u32,
     reflected_excess_sum: u32,
     /// The pattern tiles' summed Manhattan distance, in the board and in its reflection.
-    manhattan: u32,
-    reflected_manhattan: u32,
+    pub(super) manhattan: u32,
+    pub(super) reflected_manhattan: u32,
 }
 
 impl PdbState {
@@ -417,6 +427,50 @@ impl PdbHeuristic {
         // The same relabelling as for positions: the label on cell c moves to cell r(c) as r(label).
         let reflected = self.reflected_position(r, board);
         value.max(self.dual_value(dual, &reflected, r[blank & 31] as usize))
+    }
+
+    /// What [`super::SparseMax`] reads of this partition: per label its pattern and its digit's
+    /// weight in the sparse layout, and the tables. None unless every table is sparse, there
+    /// are at most [`super::sparse_max::PATTERNS`] of them and no dual lookups.
+    pub(super) fn sparse_tables(&self) -> Option<SparseTables> {
+        if !self.sparse || self.dual.is_some() || self.dbs.len() > super::sparse_max::PATTERNS {
+            return None;
+        }
+        let mut pattern = [u8::MAX; 32];
+        let mut weight = [0u32; 32];
+        for label in 0..self.cells {
+            let p = self.pattern_of[label] as usize;
+            if let Some(lookup) = self.lookups.get(p) {
+                pattern[label] = p as u8;
+                weight[label] = lookup.multiplier[self.index_of[label] as usize & 7];
+            }
+        }
+        Some(SparseTables {
+            pattern,
+            weight,
+            tables: self.lookups.iter().map(|l| Arc::clone(&l.packed)).collect(),
+        })
+    }
+
+    /// The reflection about the main diagonal (cell to cell, which is label to label), on square
+    /// boards with the reflected lookup.
+    pub(super) fn reflection(&self) -> Option<&[u8; 32]> {
+        self.reflect.as_ref()
+    }
+
+    /// This partition and those added to it, one heuristic each, if they are `N` in all.
+    pub(super) fn split_partitions<const N: usize>(&self) -> Option<[PdbHeuristic; N]> {
+        let mut first = self.clone();
+        let also = std::mem::take(&mut first.also);
+        let mut parts = Vec::with_capacity(N);
+        parts.push(first);
+        parts.extend(also);
+        parts.try_into().ok()
+    }
+
+    /// `manhattan_table()[label][cell]`: the label's Manhattan distance from that cell home.
+    pub(super) fn manhattan_table(&self) -> &[[u8; 32]; 32] {
+        &self.manhattan
     }
 
     /// The board shape the tables are for.

@@ -19,12 +19,7 @@ impl<const N: usize> PdbMax<N> {
         if pdb.has_dual() || pdb.also.iter().any(PdbHeuristic::has_dual) {
             return None;
         }
-        let mut first = pdb.clone();
-        let also = std::mem::take(&mut first.also);
-        let mut parts = Vec::with_capacity(N);
-        parts.push(first);
-        parts.extend(also);
-        let parts: [PdbHeuristic; N] = parts.try_into().ok()?;
+        let parts: [PdbHeuristic; N] = pdb.split_partitions()?;
         Some(PdbMax { parts })
     }
 }

@@ -39,7 +39,9 @@
 //! - `sparse`: the sparse layout (a placement's cells as the digits of its index), which the
 //!   heuristic reads the 5x5 tables through;
 //! - `heuristic`: [`PdbHeuristic`], what the search carries from node to node;
-//! - `max`: [`PdbMax`], several partitions under the max, each carried the same way.
+//! - `max`: [`PdbMax`], several partitions under the max, each carried the same way;
+//! - `sparse_max`: [`SparseMax`], the same for partitions of sparse tables (the 5x5 ones) in a
+//!   state a third the size, which is what the search carries for them.
 //!
 //! # Example
 //!
@@ -64,6 +66,7 @@ mod memory;
 mod packing;
 mod partition;
 mod sparse;
+mod sparse_max;
 #[cfg(test)]
 mod tests;
 
@@ -72,6 +75,7 @@ pub use heuristic::{PdbAll, PdbHeuristic, PdbState};
 pub use max::PdbMax;
 pub use packing::Histogram;
 pub use partition::{DualTable, Partition};
+pub use sparse_max::{SparseMax, SparseMaxState};
 
 use std::sync::Arc;
 

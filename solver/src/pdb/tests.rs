@@ -538,3 +538,131 @@ fn a_blank_free_table_is_not_read_as_a_blank_home_one() {
     assert_eq!(back.values(), free.values());
     assert_eq!(back.blank_goal(), BlankGoal::Free);
 }
+
+/// Two partitions of the same tiles, every table forced into the sparse layout: on a square
+/// board (reflected lookups) and on a wide one.
+fn sparse_pairs() -> Vec<(Shape, PdbHeuristic)> {
+    [
+        (3, 3, "4-4", vec![vec![1u8, 3, 5, 7], vec![2, 4, 6, 8]]),
+        (4, 2, "3-4", vec![vec![1u8, 3, 5, 7], vec![2, 4, 6]]),
+    ]
+    .into_iter()
+    .map(|(w, h, name, other)| {
+        let shape = Shape::new(w, h).unwrap();
+        let sparse = |patterns: &[Vec<u8>]| {
+            let dbs = (patterns.iter())
+                .map(|p| PatternDb::build(shape, p, |_, _| {}).unwrap())
+                .collect();
+            PdbHeuristic::with_layout(dbs, true, |_, _| true).unwrap()
+        };
+        let first = sparse(&Partition::named(shape, name).unwrap().patterns);
+        (shape, first.with_also(sparse(&other)).unwrap())
+    })
+    .collect()
+}
+
+/// The compact max carries, move by move, what a full evaluation gives, and the values of
+/// [`PdbMax`] over the same partitions; under a limit it stops only above it.
+#[test]
+fn the_compact_max_carries_the_values_of_the_max() {
+    for (shape, both) in sparse_pairs() {
+        assert!(both.tables().iter().all(PatternDb::is_sparse));
+        let compact = SparseMax::<2>::new(&both).unwrap();
+        let max = PdbMax::<2>::new(&both).unwrap();
+        walk_comparing_with_full_evaluation(&compact, shape, 11, 3000);
+        let mut seed = 5u64;
+        let mut cells: Vec<u8> = (0..shape.cells() as u8).collect();
+        let mut blank = 0usize;
+        let (mut h, mut state) = compact.evaluate(&cells);
+        let (mut max_h, mut max_state) = max.evaluate(&cells);
+        assert_eq!(h, max_h);
+        for step_no in 0..3000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let Some(to) = step(shape, blank, Move::ALL[(seed >> 33) as usize % 4]) else {
+                continue;
+            };
+            let label = cells[to];
+            (max_h, max_state) = max.after_move(max_h, &max_state, label, to, blank, false);
+            for limit in [max_h.saturating_sub(1), max_h] {
+                let (within, _) =
+                    compact.after_move_within(h, &state, label, to, blank, false, limit);
+                match max_h > limit {
+                    true => assert!(within > limit, "{shape} after {step_no} moves"),
+                    false => assert_eq!(within, max_h, "{shape} after {step_no} moves"),
+                }
+            }
+            (h, state) = compact.after_move(h, &state, label, to, blank, false);
+            assert_eq!(h, max_h, "{shape} after {step_no} moves");
+            cells.swap(blank, to);
+            blank = to;
+        }
+    }
+}
+
+/// The compact max takes only what it can carry: sparse tables, at most four patterns a
+/// partition, the same tiles in every partition, as many partitions as it is for.
+#[test]
+fn the_compact_max_refuses_what_it_cannot_carry() {
+    let (shape, both) = sparse_pairs().remove(0);
+    assert!(SparseMax::<2>::new(&both).is_some());
+    assert!(SparseMax::<3>::new(&both).is_none());
+    let build = |patterns: &[&[u8]], sparse: bool| {
+        let dbs = (patterns.iter())
+            .map(|p| PatternDb::build(shape, p, |_, _| {}).unwrap())
+            .collect();
+        PdbHeuristic::with_layout(dbs, true, move |_, _| sparse).unwrap()
+    };
+    let halves: &[&[u8]] = &[&[1, 2, 3, 4], &[5, 6, 7, 8]];
+    let dense = build(halves, false)
+        .with_also(build(halves, false))
+        .unwrap();
+    assert!(SparseMax::<2>::new(&dense).is_none());
+    assert!(PdbMax::<2>::new(&dense).is_some());
+    let fewer = build(halves, true)
+        .with_also(build(&[&[1, 2, 3, 4]], true))
+        .unwrap();
+    assert!(SparseMax::<2>::new(&fewer).is_none());
+    let five: &[&[u8]] = &[&[1, 2], &[3, 4], &[5, 6], &[7], &[8]];
+    let many = build(five, true).with_also(build(halves, true)).unwrap();
+    assert!(SparseMax::<2>::new(&many).is_none());
+}
+
+/// The search over the compact max (the engine the 5x5 tables get) returns optimal paths:
+/// every one replayed to the goal, its length that of a search with the Manhattan distance.
+#[test]
+fn the_search_over_the_compact_max_is_optimal() {
+    use crate::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
+    let (shape, both) = sparse_pairs().remove(0);
+    let goal = Goal::from_board(Board::new(shape, &(0..9).collect::<Vec<u8>>()).unwrap());
+    let pdb = Solver::with_pdb(goal, both).unwrap();
+    let plain = Solver::new(goal, HeuristicKind::Manhattan).unwrap();
+    let mut seed = 17u64;
+    for _ in 0..40 {
+        let mut cells: Vec<u8> = (0..9).collect();
+        let mut blank = 0usize;
+        for _ in 0..60 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if let Some(to) = step(shape, blank, Move::ALL[(seed >> 33) as usize % 4]) {
+                cells.swap(blank, to);
+                blank = to;
+            }
+        }
+        let board = Board::new(shape, &cells).unwrap();
+        let length = |solver: &Solver| {
+            let report = solver.solve(&board, &Limits::default()).unwrap();
+            let SearchOutcome::Solved(path) = report.outcome else {
+                panic!("{board:?} not solved");
+            };
+            assert!(
+                board.verify(&path, &goal).unwrap().reaches_goal,
+                "{board:?}"
+            );
+            path.len()
+        };
+        assert_eq!(length(&pdb), length(&plain), "{board:?}");
+    }
+}
