@@ -38,9 +38,15 @@ impl Lookup {
     /// (see [`nibble`]).
     #[inline(always)]
     fn excess(&self, rank: u32) -> u32 {
-        let byte = self.packed.get(rank as usize >> 1).copied().unwrap_or(0);
-        ((byte >> ((rank & 1) * 4)) & 15) as u32
+        u32::from(packed_excess(&self.packed, rank))
     }
+}
+
+/// Entry `rank` of a table packed two entries a byte (low nibble first).
+#[inline(always)]
+pub(super) fn packed_excess(packed: &[u8], rank: u32) -> u8 {
+    let byte = packed.get(rank as usize >> 1).copied().unwrap_or(0);
+    (byte >> ((rank & 1) * 4)) & 15
 }
 
 /// How a pattern's index changes when its tile `j` (weight `multiplier`) slides from cell

@@ -9,7 +9,7 @@
 //! four patterns fit in 124 bytes. The values are those of [`super::PdbMax`], move for
 //! move (tests: `the_compact_max_carries_the_values_of_the_max`).
 
-use super::heuristic::SparseTables;
+use super::heuristic::{SparseTables, packed_excess};
 use super::{PdbHeuristic, memory};
 use crate::heuristic::Heuristic;
 use std::sync::Arc;
@@ -61,13 +61,6 @@ pub struct SparseMaxState<const N: usize> {
     reflected_manhattan: u16,
 }
 
-/// Entry `rank` of a table, two a byte.
-#[inline(always)]
-fn nibble(table: &[u8], rank: u32) -> u8 {
-    let byte = table.get(rank as usize >> 1).copied().unwrap_or(0);
-    (byte >> ((rank & 1) * 4)) & 15
-}
-
 /// The sum of four entries of at most 15 each: one multiplication gathers them in the top byte.
 #[inline(always)]
 fn sum(excess: &[u8; PATTERNS]) -> u32 {
@@ -87,7 +80,9 @@ impl<const N: usize> SparseMax<N> {
         let mut reflected_counted = 0u32;
         let mut layouts = Vec::with_capacity(N);
         for (i, part) in parts.iter().enumerate() {
-            if part.shape() != shape || part.reflection().copied() != reflection {
+            // Every partition is of one shape (`with_also` refuses others); the reflected
+            // lookup may still be on in some and off in others.
+            if part.reflection().copied() != reflection {
                 return None;
             }
             let SparseTables {
@@ -235,7 +230,7 @@ impl<const N: usize> Heuristic for SparseMax<N> {
             let p = layout.pattern[l] as usize;
             if let Some(table) = layout.tables.get(p) {
                 let p = p & (PATTERNS - 1);
-                next.excess[i][p] = nibble(table, next.rank[i][p]);
+                next.excess[i][p] = packed_excess(table, next.rank[i][p]);
             }
             value = value.max(manhattan + 2 * sum(&next.excess[i]));
             if value > limit {
@@ -246,7 +241,7 @@ impl<const N: usize> Heuristic for SparseMax<N> {
                 let rp = layout.reflected_pattern[l] as usize;
                 if let Some(table) = layout.tables.get(rp) {
                     let rp = rp & (PATTERNS - 1);
-                    next.reflected_excess[i][rp] = nibble(table, next.reflected_rank[i][rp]);
+                    next.reflected_excess[i][rp] = packed_excess(table, next.reflected_rank[i][rp]);
                 }
                 value = value.max(reflected_manhattan + 2 * sum(&next.reflected_excess[i]));
                 if value > limit {
