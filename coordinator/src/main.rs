@@ -170,6 +170,16 @@ struct Args {
         default_value_t = SchedulerConfig::default().cluster_time_per_task.as_micros() as u64
     )]
     cluster_time_per_task_us: u64,
+    /// Units are cut ahead of a bound no finer than √(the bound's predicted nodes × this): what
+    /// one task costs this coordinator, in the nodes a worker thread searches meanwhile. It
+    /// balances a bound's longest task against the coordinator's time for all its tasks
+    /// (docs/performance.md); 0: no such floor.
+    #[arg(
+        long,
+        env = "NPUZZLE_TASK_COST_NODES",
+        default_value_t = SchedulerConfig::default().task_cost_nodes
+    )]
+    task_cost_nodes: u64,
     /// Seconds of silence after which a worker is dropped and its units go to other workers.
     #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = SchedulerConfig::default().lease_timeout.as_secs())]
     lease_secs: u64,
@@ -306,6 +316,7 @@ impl Args {
                 async_bounds: self.async_bounds,
                 bounds_ahead: self.bounds_ahead,
                 cluster_time_per_task: Duration::from_micros(self.cluster_time_per_task_us),
+                task_cost_nodes: self.task_cost_nodes,
                 audit_fraction: self.audit_fraction,
                 probation: self.probation,
                 // Which reports are audited must not be predictable by a worker.
@@ -412,6 +423,7 @@ mod tests {
                 "cluster_time_per_task_us",
                 scheduler.cluster_time_per_task.as_micros().to_string(),
             ),
+            ("task_cost_nodes", scheduler.task_cost_nodes.to_string()),
             ("lease_secs", secs(scheduler.lease_timeout)),
             ("drain_secs", secs(config.drain)),
         ];

@@ -113,6 +113,15 @@ pub(crate) struct SimulateArgs {
         default_value_t = SchedulerConfig::default().cluster_time_per_task.as_micros() as u64
     )]
     cluster_time_per_task_us: u64,
+    /// Units are cut ahead of a bound no finer than √(the bound's predicted nodes × this): one
+    /// task's cost to the coordinator in a slot's nodes (the coordinator's
+    /// `--task-cost-nodes`); 0: no such floor.
+    #[arg(
+        long,
+        env = "NPUZZLE_SIM_TASK_COST_NODES",
+        default_value_t = SchedulerConfig::default().task_cost_nodes
+    )]
+    task_cost_nodes: u64,
     /// A task of a job already cut, asked back, stops after this many nodes (the coordinator's
     /// `--cut-hand-back-after`).
     #[arg(
@@ -221,6 +230,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             async_bounds: args.async_bounds,
             bounds_ahead: args.bounds_ahead,
             cluster_time_per_task: std::time::Duration::from_micros(args.cluster_time_per_task_us),
+            task_cost_nodes: args.task_cost_nodes,
             cut_hand_back_after: args.cut_hand_back_after,
             ..SchedulerConfig::default()
         },

@@ -21,6 +21,15 @@ pub struct SchedulerConfig {
     pub max_unit_share: f64,
     /// …but units predicted below this many nodes are never split ahead of time.
     pub min_split_nodes: u64,
+    /// …nor below the square root of the bound's predicted nodes times this many: what one
+    /// task costs the one-threaded coordinator (its assignment and its result, some 8 µs),
+    /// counted in the nodes a slot searches meanwhile (some 5 M per second). A bound of `W`
+    /// nodes cut into `n` tasks on many slots takes about `W / n` of a slot for its largest
+    /// task plus `n` tasks' worth of the coordinator's time; `n = √(W / this)` makes the
+    /// least of the two, so a small bound (the first ones of a search, tens of thousands of
+    /// nodes) is cut into a few dozen tasks, not searched as one, and a large one is not cut
+    /// into more tasks than the coordinator can hand out (0: no such floor).
+    pub task_cost_nodes: u64,
     /// A worker silent for this long is considered lost.
     pub lease_timeout: Duration,
     /// A whole search asked back for idle slots stops once it has searched this many nodes (a
@@ -91,8 +100,8 @@ pub struct SchedulerConfig {
     /// (its nodes per second on the job over its last bound): the coordinator handles each
     /// task's assignment and result on one thread, a few microseconds each, so on many slots a
     /// task must last longer for it to keep up (40 µs of the cluster is 40 ms of a slot at
-    /// 1,000 slots). On a few dozen slots this floor is below `min_split_nodes` and changes
-    /// nothing.
+    /// 1,000 slots). On a few dozen slots this floor is mostly below `task_cost_nodes`'s
+    /// and changes little.
     pub cluster_time_per_task: Duration,
 }
 
@@ -102,7 +111,8 @@ impl Default for SchedulerConfig {
             node_budget: 20_000_000,
             split_parts: 32,
             max_unit_share: 1.0 / 32.0,
-            min_split_nodes: 20_000,
+            min_split_nodes: 2_000,
+            task_cost_nodes: 32,
             lease_timeout: Duration::from_secs(10),
             hand_back_after: 50_000,
             cut_hand_back_after: 2_000,

@@ -101,7 +101,8 @@ pub(super) struct Task {
 }
 
 /// How finely a job's units are cut: the slots that share the bound, and the fewest nodes a
-/// unit is cut down to (besides `min_split_nodes`): what the cluster searches in
+/// unit is cut down to (besides `min_split_nodes` and `task_cost_nodes`): what the cluster
+/// searches in
 /// [`SchedulerConfig::cluster_time_per_task`].
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Grain {
@@ -636,8 +637,10 @@ impl Job {
     /// The most nodes a unit may be predicted to take at a bound whose nodes in all are
     /// predicted to be `predicted_total` before it is cut ahead of time.
     fn unit_cap(config: &SchedulerConfig, grain: Grain, predicted_total: f64) -> f64 {
+        let balanced = (predicted_total.max(0.0) * config.task_cost_nodes as f64).sqrt();
         (predicted_total * config.max_unit_share / grain.slots.max(1) as f64)
             .max(config.min_split_nodes as f64)
+            .max(balanced)
             .max(grain.floor)
     }
 
@@ -930,5 +933,42 @@ impl Job {
             out.push(Task::new(task.unit, work, remaining * w / total));
         }
         Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units_for(config: &SchedulerConfig, slots: usize, bound_nodes: f64) -> f64 {
+        let grain = Grain { slots, floor: 0.0 };
+        bound_nodes / Job::unit_cap(config, grain, bound_nodes)
+    }
+
+    #[test]
+    fn a_small_bound_is_cut_into_the_square_root_of_its_nodes_over_a_tasks_cost() {
+        let config = SchedulerConfig::default();
+        // 10^6 nodes on a thousand slots: √(10^6 / 32) ≈ 177 units, what balances the largest
+        // unit against the coordinator's time for all of them.
+        let units = units_for(&config, 1024, 1e6);
+        assert!((170.0..=185.0).contains(&units), "{units}");
+        // Without that floor `min_split_nodes` alone decides: 500 units of 2,000 nodes.
+        let unbalanced = SchedulerConfig {
+            task_cost_nodes: 0,
+            ..SchedulerConfig::default()
+        };
+        let units = units_for(&unbalanced, 1024, 1e6);
+        assert!((units - 500.0).abs() < 1e-6, "{units}");
+    }
+
+    #[test]
+    fn a_large_bound_on_few_slots_keeps_the_slots_share() {
+        let config = SchedulerConfig::default();
+        // 10^9 nodes on two slots: 32 units a slot, far above the balanced floor's size.
+        let units = units_for(&config, 2, 1e9);
+        assert!((units - 64.0).abs() < 1e-6, "{units}");
+        // On a thousand slots the balanced floor caps it near √(10^9 / 32) ≈ 5,590 units.
+        let units = units_for(&config, 1024, 1e9);
+        assert!((5_500.0..=5_700.0).contains(&units), "{units}");
     }
 }

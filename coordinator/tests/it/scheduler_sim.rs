@@ -1377,7 +1377,11 @@ fn a_liar_on_probation_is_caught_at_a_one_percent_audit_fraction() {
     let run = |probation| {
         let mut sim = Sim::new(SchedulerConfig {
             audit_fraction: 0.01,
-            audit_seed: 3,
+            // A seed whose 1 % sample misses every lie of this run without probation. Since
+            // small bounds are cut into a few dozen units (`task_cost_nodes`), the liar makes
+            // so many reports that the 1 % sample alone catches it for 39 of the seeds 0-39;
+            // 19 is the one that does not, so the run without probation shows harm.
+            audit_seed: 19,
             probation,
             ..SchedulerConfig::default()
         });
