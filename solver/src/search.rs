@@ -729,32 +729,50 @@ impl Solver {
     /// Whether the moves that led to `unit` hold a move sequence the search skips (a duplicate
     /// of a preferred one): the search from the root never enters its subtree.
     pub(crate) fn is_skipped(&self, unit: &WorkUnit) -> bool {
+        self.skip_state(unit) == DEAD
+    }
+
+    /// The move automaton's state after a unit's moves from the root ([`DEAD`]: skipped), which
+    /// [`Solver::children`] steps on one move at a time.
+    fn skip_state(&self, unit: &WorkUnit) -> u32 {
         let automaton = self.automaton;
         let mut state = automaton.root(NO_MOVE);
         for &m in unit.trail.iter().chain(&unit.prefix) {
             state = automaton.next(state, self.move_in(m));
             if state == DEAD {
-                return true;
+                return DEAD;
             }
         }
-        false
+        state
     }
 
     /// The states one move further from `unit` that `seen` does not hold yet (now added to
     /// it), in the search's order, except those the search skips: one step of a
     /// breadth-first expansion with duplicate detection. Of two paths to a state the one kept
     /// is the search's preferred one, which the move automaton never prunes.
+    ///
+    /// `state` is the automaton's state after `unit`'s moves ([`Solver::skip_state`]),
+    /// and each child comes with its own: one step each, and a child's moves are copied only
+    /// once it is kept.
     fn children<'a>(
         &'a self,
         unit: &'a WorkUnit,
+        state: u32,
         seen: &'a mut std::collections::HashSet<Board>,
-    ) -> impl Iterator<Item = WorkUnit> + 'a {
+    ) -> impl Iterator<Item = (WorkUnit, u32)> + 'a {
         self.search_order().into_iter().filter_map(move |mv| {
-            let child = unit.child(mv)?;
-            if self.is_skipped(&child) || !seen.insert(child.board) {
+            if state == DEAD || unit.last == Some(mv.opposite()) {
                 return None;
             }
-            Some(child)
+            let next = self.automaton.next(state, self.move_in(mv));
+            if next == DEAD {
+                return None;
+            }
+            let board = unit.board.after(mv)?;
+            if !seen.insert(board) {
+                return None;
+            }
+            Some((unit.child_at(mv, board), next))
         })
     }
 
@@ -823,12 +841,12 @@ impl Solver {
             });
         }
         let mut seen = std::collections::HashSet::from([*board]);
-        let mut layer = vec![root];
+        let mut layer = vec![(root, self.automaton.root(NO_MOVE))];
         let mut depth = 0;
         while layer.len() < min_units.max(1) {
             let mut next = Vec::with_capacity(layer.len() * 3);
-            for unit in &layer {
-                for child in self.children(unit, &mut seen) {
+            for (unit, state) in &layer {
+                for (child, state) in self.children(unit, *state, &mut seen) {
                     if child.board == *self.goal.board() {
                         return Ok(Frontier {
                             depth: depth + 1,
@@ -836,7 +854,7 @@ impl Solver {
                             solved: Some(child.prefix),
                         });
                     }
-                    next.push(child);
+                    next.push((child, state));
                 }
             }
             if next.is_empty() {
@@ -847,7 +865,7 @@ impl Solver {
         }
         Ok(Frontier {
             depth,
-            units: layer,
+            units: layer.into_iter().map(|(unit, _)| unit).collect(),
             solved: None,
         })
     }
@@ -862,25 +880,25 @@ impl Solver {
         let goal = *self.goal.board();
         let mut seen = std::collections::HashSet::from([unit.board]);
         let mut parts = Vec::new();
-        let mut layer = vec![unit.clone()];
+        let mut layer = vec![(unit.clone(), self.skip_state(unit))];
         for _ in 0..MAX_LEVELS {
             if parts.len() + layer.len() >= min_parts.max(2) {
                 break;
             }
             let mut next = Vec::with_capacity(layer.len() * 3);
-            for node in &layer {
+            for (node, state) in &layer {
                 if node.board == goal {
                     parts.push(node.clone());
                     continue;
                 }
-                next.extend(self.children(node, &mut seen));
+                next.extend(self.children(node, *state, &mut seen));
             }
             if next.is_empty() {
                 break;
             }
             layer = next;
         }
-        parts.extend(layer);
+        parts.extend(layer.into_iter().map(|(unit, _)| unit));
         parts
     }
 
@@ -1058,6 +1076,72 @@ impl Solver {
             last: moves.last().copied().or(unit.last),
             prefix,
             trail: unit.trail.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::Shape;
+
+    /// The cut as it was written before it stepped the automaton one move per child: each
+    /// child built whole, then its moves rescanned from the root.
+    fn split_by_rescanning(solver: &Solver, unit: &WorkUnit, min_parts: usize) -> Vec<WorkUnit> {
+        let goal = *solver.goal.board();
+        let mut seen = std::collections::HashSet::from([unit.board]);
+        let mut parts = Vec::new();
+        let mut layer = vec![unit.clone()];
+        for _ in 0..12 {
+            if parts.len() + layer.len() >= min_parts.max(2) {
+                break;
+            }
+            let mut next = Vec::new();
+            for node in &layer {
+                if node.board == goal {
+                    parts.push(node.clone());
+                    continue;
+                }
+                for mv in solver.search_order() {
+                    let Some(child) = node.child(mv) else {
+                        continue;
+                    };
+                    if !solver.is_skipped(&child) && seen.insert(child.board) {
+                        next.push(child);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            layer = next;
+        }
+        parts.extend(layer);
+        parts
+    }
+
+    #[test]
+    fn a_cut_keeps_the_parts_a_rescan_of_every_childs_moves_keeps() {
+        let shape = Shape::new(4, 4).expect("4x4");
+        let solver =
+            Solver::new(Goal::blank_first(shape), HeuristicKind::Manhattan).expect("a solver");
+        // Korf's #1.
+        let board = Board::parse("14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3", None).expect("a board");
+        let frontier = solver.frontier(&board, 40).expect("a frontier");
+        let mut units = frontier.units.clone();
+        // The same units with their moves as a trail (as pieces handed back carry them).
+        units.extend(frontier.units.iter().map(|u| WorkUnit {
+            prefix: Vec::new(),
+            trail: u.prefix.clone(),
+            ..u.clone()
+        }));
+        for unit in &units {
+            for min_parts in [2, 30, 400] {
+                let parts = solver.split_unit(unit, min_parts);
+                assert_eq!(parts, split_by_rescanning(&solver, unit, min_parts));
+                assert!(parts.len() >= min_parts, "{}", parts.len());
+                assert!(parts.iter().all(|p| !solver.is_skipped(p)));
+            }
         }
     }
 }

@@ -35,15 +35,21 @@ impl WorkUnit {
             return None;
         }
         let board = self.board.after(mv)?;
-        let mut prefix = self.prefix.clone();
+        Some(self.child_at(mv, board))
+    }
+
+    /// The unit one move `mv` further, whose board `board` is already known to be legal.
+    pub(crate) fn child_at(&self, mv: Move, board: Board) -> WorkUnit {
+        let mut prefix = Vec::with_capacity(self.prefix.len() + 1);
+        prefix.extend_from_slice(&self.prefix);
         prefix.push(mv);
-        Some(WorkUnit {
+        WorkUnit {
             board,
             g: self.g + 1,
             last: Some(mv),
             prefix,
             trail: self.trail.clone(),
-        })
+        }
     }
 
     /// The moves before `board` that its search reads: the last [`TRAIL_MOVES`] of `trail`
