@@ -25,8 +25,8 @@ pub struct SchedulerConfig {
     /// task costs the one-threaded coordinator (its assignment and its result, some 8 µs),
     /// counted in the nodes a slot searches meanwhile (some 5 M per second). A bound of `W`
     /// nodes cut into `n` tasks on many slots takes about `W / n` of a slot for its largest
-    /// task plus `n` tasks' worth of the coordinator's time; `n = √(W / this)` makes the
-    /// least of the two, so a small bound (the first ones of a search, tens of thousands of
+    /// task plus `n` tasks' worth of the coordinator's time; `n = √(W / this)` makes that
+    /// sum least, so a small bound (the first ones of a search, tens of thousands of
     /// nodes) is cut into a few dozen tasks, not searched as one, and a large one is not cut
     /// into more tasks than the coordinator can hand out (0: no such floor).
     pub task_cost_nodes: u64,
