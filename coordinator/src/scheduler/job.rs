@@ -102,8 +102,7 @@ pub(super) struct Task {
 
 /// How finely a job's units are cut: the slots that share the bound, and the fewest nodes a
 /// unit is cut down to (besides `min_split_nodes` and `task_cost_nodes`): what the cluster
-/// searches in
-/// [`SchedulerConfig::cluster_time_per_task`].
+/// searches in [`SchedulerConfig::cluster_time_per_task`].
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Grain {
     pub(super) slots: usize,
