@@ -1324,13 +1324,13 @@ mod tests {
             job: JobId(1),
             epoch: 1,
             task: TaskId(0),
-            work: WorkUnit {
+            work: std::sync::Arc::new(WorkUnit {
                 board: job.trace.board.apply(&entry.prefix).expect("legal prefix"),
                 g: entry.prefix.len() as u32,
                 last: entry.prefix.last().copied(),
                 prefix: entry.prefix.clone(),
                 trail: Vec::new(),
-            },
+            }),
             goal: job.trace.goal,
             heuristic: HeuristicKind::LinearConflict,
             bound: above,

@@ -21,9 +21,9 @@
 //! proper prefix of a forbidden string, and a move into a forbidden string is [`DEAD`]. It is
 //! then minimised (states that refuse the same continuations merge), to 57 k states.
 
+use std::collections::VecDeque;
 #[cfg(test)]
-use std::collections::HashSet;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 /// Forbidden strings are looked for up to this many moves. Longer strings forbid more, but
@@ -377,7 +377,9 @@ fn minimal(next: Vec<[u32; 4]>, start: u32, entered: u32) -> MoveAutomaton {
     let mut classes = vec![0u32; n];
     let mut count = 1;
     loop {
-        let mut ids: HashMap<(u32, [u32; 4]), u32> = HashMap::new();
+        // foldhash: SipHash made this loop most of a solver's first start.
+        let mut ids: foldhash::HashMap<(u32, [u32; 4]), u32> =
+            foldhash::HashMapExt::with_capacity(count.max(16));
         let refined: Vec<u32> = (0..n)
             .map(|s| {
                 let key = (classes[s], next[s].map(|t| class_of(&classes, t)));

@@ -88,5 +88,5 @@ pub use search::{
     SearchReport, SearchStats, Solver, UnsupportedHeuristic,
 };
 pub use shape::{MAX_CELLS, Shape, ShapeError};
-pub use trace::{BoundTrace, DFS_ORDER, Trace, TraceEntry, TraceError, dfs_key, dfs_rank};
+pub use trace::{BoundTrace, DFS_ORDER, DfsKey, Trace, TraceEntry, TraceError, dfs_key, dfs_rank};
 pub use units::{Frontier, FrontierError, Piece, UnitOutcome, UnitReport, UnitSplit, WorkUnit};

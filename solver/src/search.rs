@@ -129,6 +129,19 @@ pub(crate) struct Relabelled {
     pub blank: usize,
 }
 
+/// The boards a breadth-first cut has met (to keep one path to each). Hashed with foldhash: the
+/// coordinator cuts units on every few results, and SipHash was a tenth of its time there.
+type BoardSet = foldhash::HashSet<Board>;
+
+/// A [`BoardSet`] holding `first`, with room for about `expected` boards (a cut's last layer
+/// and the layers above it).
+fn board_set(first: Board, expected: usize) -> BoardSet {
+    use foldhash::HashSetExt;
+    let mut set = BoardSet::with_capacity(expected.saturating_mul(2).clamp(16, 1 << 16));
+    set.insert(first);
+    set
+}
+
 pub(crate) fn relabel(board: &Board, goal: &Goal) -> Relabelled {
     let mut cells = [0u8; 32];
     for (p, &t) in board.tiles().iter().enumerate() {
@@ -758,7 +771,7 @@ impl Solver {
         &'a self,
         unit: &'a WorkUnit,
         state: u32,
-        seen: &'a mut std::collections::HashSet<Board>,
+        seen: &'a mut BoardSet,
     ) -> impl Iterator<Item = (WorkUnit, u32)> + 'a {
         self.search_order().into_iter().filter_map(move |mv| {
             if state == DEAD || unit.last == Some(mv.opposite()) {
@@ -840,7 +853,7 @@ impl Solver {
                 solved: Some(Vec::new()),
             });
         }
-        let mut seen = std::collections::HashSet::from([*board]);
+        let mut seen = board_set(*board, min_units);
         let mut layer = vec![(root, self.automaton.root(NO_MOVE))];
         let mut depth = 0;
         while layer.len() < min_units.max(1) {
@@ -878,7 +891,7 @@ impl Solver {
     pub fn split_unit(&self, unit: &WorkUnit, min_parts: usize) -> Vec<WorkUnit> {
         const MAX_LEVELS: usize = 12;
         let goal = *self.goal.board();
-        let mut seen = std::collections::HashSet::from([unit.board]);
+        let mut seen = board_set(unit.board, min_parts);
         let mut parts = Vec::new();
         let mut layer = vec![(unit.clone(), self.skip_state(unit))];
         for _ in 0..MAX_LEVELS {
@@ -1089,7 +1102,7 @@ mod tests {
     /// child built whole, then its moves rescanned from the root.
     fn split_by_rescanning(solver: &Solver, unit: &WorkUnit, min_parts: usize) -> Vec<WorkUnit> {
         let goal = *solver.goal.board();
-        let mut seen = std::collections::HashSet::from([unit.board]);
+        let mut seen = board_set(unit.board, min_parts);
         let mut parts = Vec::new();
         let mut layer = vec![unit.clone()];
         for _ in 0..12 {

@@ -46,6 +46,34 @@ pub fn dfs_key(moves: &[Move]) -> Vec<u8> {
     moves.iter().map(|&m| dfs_rank(m)).collect()
 }
 
+/// A path's place in the serial search's depth-first order, ordered as its [`dfs_key`] is,
+/// held inline for the first [`DfsKey::INLINE`] moves: a key that orders thousands of queued
+/// tasks costs no allocation and compares as one integer for paths of up to that many moves.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DfsKey {
+    /// The first moves' ranks plus one, three bits each, the first in the highest bits; 0
+    /// after the path's end, so that a path sorts before its extensions.
+    head: u128,
+    /// The ranks of the moves past the first [`DfsKey::INLINE`], if any.
+    tail: Option<Box<[u8]>>,
+}
+
+impl DfsKey {
+    /// Moves held inline.
+    pub const INLINE: usize = 42;
+
+    pub fn of(moves: &[Move]) -> DfsKey {
+        let (inline, rest) = moves.split_at(moves.len().min(Self::INLINE));
+        let head = (inline.iter().enumerate()).fold(0u128, |head, (i, &m)| {
+            head | (u128::from(dfs_rank(m)) + 1) << (125 - 3 * i)
+        });
+        DfsKey {
+            head,
+            tail: (!rest.is_empty()).then(|| dfs_key(rest).into_boxed_slice()),
+        }
+    }
+}
+
 /// One subtree at the trace's depth.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceEntry {

@@ -6,6 +6,7 @@
 //! visible, this one only a second search can see.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use npuzzle_solver::{Move, WorkUnit};
 
@@ -28,7 +29,7 @@ pub(super) struct AuditOf {
 #[derive(Clone, Debug)]
 pub(super) struct Claim {
     pub(super) unit: usize,
-    pub(super) work: WorkUnit,
+    pub(super) work: Arc<WorkUnit>,
     pub(super) reporter: WorkerId,
     /// The bound to search it under; `None`: one below the next bound (the report said nothing
     /// shorter than that is in its subtree).
@@ -120,7 +121,7 @@ impl Job {
 
     /// Replaces the bound's tasks by `audits`, each searched under its own bound by a worker
     /// other than its reporter, without a budget (never cut: a lie must be found whole).
-    pub(super) fn start_audits(&mut self, audits: Vec<(usize, WorkUnit, AuditOf)>) {
+    pub(super) fn start_audits(&mut self, audits: Vec<(usize, Arc<WorkUnit>, AuditOf)>) {
         let epoch = self.new_epoch();
         let bound = self.now.bound;
         self.replace_now(Layer::new(epoch, bound, self.now.slot));
@@ -192,7 +193,7 @@ impl Scheduler {
         claims: Vec<Claim>,
         bound: impl Fn(&Claim) -> u32,
         before_answer: bool,
-    ) -> Vec<(usize, WorkUnit, AuditOf)> {
+    ) -> Vec<(usize, Arc<WorkUnit>, AuditOf)> {
         let Some(job) = self.jobs.get(&job_id) else {
             return Vec::new();
         };

@@ -24,6 +24,7 @@
 //! has no checkpoint (its worker reports its bounds only when it ends or is cut).
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use npuzzle_solver::{WorkUnit, moves_to_string, parse_moves};
@@ -307,7 +308,7 @@ impl Job {
                 .map(|(i, c)| {
                     Ok(Claim {
                         unit: c.unit,
-                        work: within(what, i, c.unit, &c.moves)?,
+                        work: Arc::new(within(what, i, c.unit, &c.moves)?),
                         reporter: RESTORED_REPORTER,
                         bound: c.bound,
                     })

@@ -25,7 +25,7 @@ use npuzzle_solver::{HeuristicKind, Shape};
 
 use super::Scheduler;
 use super::job::{Task, TaskState, Which};
-use super::members::{FreeKey, Worker, ahead_key, free_key};
+use super::members::{FreeEntry, FreeKey, Worker, ahead_key, free_key};
 use super::messages::{JobId, TaskId, WorkerId};
 
 /// A task's predicted size, ordered as `f64::total_cmp` orders it, so that it can key an index.
@@ -60,6 +60,24 @@ fn ask_key(job_id: JobId, which: Which, tid: TaskId, task: &Task) -> AskKey {
     (which.rank(), Reverse(Size(task.predicted)), job_id, tid)
 }
 
+/// Takes `key` out of the ask-back index a task's key goes into (`ahead` if it is `queued`,
+/// sent ahead and not started), or, if it is not there, out of the other.
+fn unindex_key(
+    askable: &mut BTreeSet<AskKey>,
+    ahead: &mut BTreeSet<AskKey>,
+    key: &AskKey,
+    queued: bool,
+) {
+    let (first, second) = if queued {
+        (ahead, askable)
+    } else {
+        (askable, ahead)
+    };
+    if !first.remove(key) {
+        second.remove(key);
+    }
+}
+
 /// The workers with free slots.
 #[derive(Default)]
 pub(super) struct FreeWorkers {
@@ -86,9 +104,7 @@ impl FreeWorkers {
         };
         if self.order.insert(key) {
             self.slots += w.free_slots();
-            for &shape in &w.capabilities.pdb_shapes {
-                *self.by_shape.entry(shape).or_default() += 1;
-            }
+            self.count_shapes(w, true);
         }
     }
 
@@ -102,12 +118,59 @@ impl FreeWorkers {
         };
         if self.order.remove(&key) {
             self.slots -= w.free_slots();
-            for shape in &w.capabilities.pdb_shapes {
-                if let Some(n) = self.by_shape.get_mut(shape) {
-                    *n -= 1;
-                    if *n == 0 {
-                        self.by_shape.remove(shape);
-                    }
+            self.count_shapes(w, false);
+        }
+    }
+
+    /// Worker `id` changed from `before` (its capabilities did not): only the keys that
+    /// changed move.
+    pub(super) fn update(&mut self, id: WorkerId, before: &FreeEntry, w: &Worker) {
+        let after = FreeEntry::of(id, w);
+        if after == *before {
+            return;
+        }
+        if after.ahead != before.ahead {
+            if let Some(key) = before.ahead {
+                self.ahead.remove(&key);
+            }
+            if let Some(key) = after.ahead {
+                self.ahead.insert(key);
+            }
+        }
+        match (before.free, after.free) {
+            (Some(old), Some(new)) => {
+                if old != new {
+                    self.order.remove(&old);
+                    self.order.insert(new);
+                }
+                self.slots = self.slots - before.slots + after.slots;
+            }
+            (Some(old), None) => {
+                if self.order.remove(&old) {
+                    self.slots -= before.slots;
+                    self.count_shapes(w, false);
+                }
+            }
+            (None, Some(new)) => {
+                if self.order.insert(new) {
+                    self.slots += after.slots;
+                    self.count_shapes(w, true);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// One worker more (`joined`) or less among those with free slots, for each shape it
+    /// holds tables for.
+    fn count_shapes(&mut self, w: &Worker, joined: bool) {
+        for shape in &w.capabilities.pdb_shapes {
+            if joined {
+                *self.by_shape.entry(*shape).or_default() += 1;
+            } else if let Some(n) = self.by_shape.get_mut(shape) {
+                *n -= 1;
+                if *n == 0 {
+                    self.by_shape.remove(shape);
                 }
             }
         }
@@ -185,8 +248,7 @@ impl Scheduler {
         } = task.state
         {
             let key = ask_key(job_id, which, tid, task);
-            self.askable.remove(&key);
-            self.ahead.remove(&key);
+            unindex_key(&mut self.askable, &mut self.ahead, &key, task.queued);
         }
     }
 
@@ -220,8 +282,7 @@ impl Scheduler {
             } = task.state
             {
                 let key = ask_key(job_id, which, layer.id(i), task);
-                self.askable.remove(&key);
-                self.ahead.remove(&key);
+                unindex_key(&mut self.askable, &mut self.ahead, &key, task.queued);
             }
         }
     }

@@ -7,10 +7,11 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Instant;
 
 use foldhash::{HashSet, HashSetExt};
-use npuzzle_solver::{Move, Solver, WorkUnit};
+use npuzzle_solver::{DfsKey, Move, Solver, WorkUnit};
 
 use super::SchedulerConfig;
 use super::audit::{AuditOf, Auditing, Claim};
@@ -52,7 +53,8 @@ pub(super) enum TaskState {
 /// A unit: a subtree searched again at every bound, until it is cut into smaller units.
 #[derive(Clone, Debug)]
 pub(super) struct Unit {
-    pub(super) work: WorkUnit,
+    /// Shared with its tasks and their assignments: a task costs no copy of its moves.
+    pub(super) work: Arc<WorkUnit>,
     /// `g + h` at the unit's root (the coordinator's heuristic).
     pub(super) f: u32,
     /// Nodes at the previous bound: the size prediction.
@@ -81,8 +83,9 @@ pub(super) const MAX_AHEAD: usize = TaskId::SLOTS as usize - 1;
 pub(super) struct Task {
     /// The unit it belongs to, whose nodes it adds to.
     pub(super) unit: usize,
-    pub(super) work: WorkUnit,
-    pub(super) order: Vec<u8>,
+    pub(super) work: Arc<WorkUnit>,
+    /// Its place in the serial search's depth-first order.
+    pub(super) order: DfsKey,
     /// Expected nodes (to choose which running task to ask back: the largest).
     pub(super) predicted: f64,
     pub(super) state: TaskState,
@@ -143,7 +146,7 @@ pub(super) struct Layer {
     /// Pending tasks handed out after those of `queue`, in depth-first order: the units that
     /// went on early, as they finished the bound before (the serial search's order, in which
     /// the last bound finds its answer soonest, whatever order they finish in).
-    pub(super) ordered: BTreeSet<(Vec<u8>, TaskId)>,
+    pub(super) ordered: BTreeSet<(DfsKey, TaskId)>,
     /// Tasks not yet done.
     pub(super) open: usize,
     /// The least next bound reported.
@@ -334,8 +337,16 @@ impl Unit {
     }
 
     pub(super) fn new(work: WorkUnit, solver: &Solver, last_nodes: u64) -> Unit {
+        let f = solver.unit_lower_bound(&work).unwrap_or(work.g);
+        Unit::with_f(Arc::new(work), f, last_nodes)
+    }
+
+    /// A unit whose `f` is known: a part of a cut unit keeps the whole's, a lower bound on
+    /// any path through the part too (only the job's first bound and a restore's floor read
+    /// it), and the heuristic was a tenth of the coordinator's time in cuts.
+    fn with_f(work: Arc<WorkUnit>, f: u32, last_nodes: u64) -> Unit {
         Unit {
-            f: solver.unit_lower_bound(&work).unwrap_or(work.g),
+            f,
             work,
             last_nodes,
             nodes: 0,
@@ -349,10 +360,11 @@ impl Unit {
 }
 
 impl Task {
-    pub(super) fn new(unit: usize, work: WorkUnit, predicted: f64) -> Task {
+    pub(super) fn new(unit: usize, work: impl Into<Arc<WorkUnit>>, predicted: f64) -> Task {
+        let work: Arc<WorkUnit> = work.into();
         Task {
             unit,
-            order: npuzzle_solver::dfs_key(&work.prefix),
+            order: DfsKey::of(&work.prefix),
             work,
             predicted,
             state: TaskState::Pending,
@@ -703,14 +715,14 @@ impl Job {
         }
         let n = parts.len() as u64;
         let parent = &self.units[i];
-        let (last, now) = (parent.last_nodes / n, parent.nodes / n);
+        let (last, now, f) = (parent.last_nodes / n, parent.nodes / n, parent.f);
         // A unit is only cut between its tasks: the parts have exhausted what it had.
         let (ahead_nodes, ahead) = (parent.ahead_nodes.map(|nodes| nodes / n), parent.ahead);
         self.units[i].retired = true;
         self.stats.splits += 1;
         let first = self.units.len();
         for work in parts {
-            let mut unit = Unit::new(work, &self.spec.solver, last);
+            let mut unit = Unit::with_f(Arc::new(work), f, last);
             unit.nodes = now;
             unit.ahead_nodes = ahead_nodes;
             unit.ahead = ahead;

@@ -89,25 +89,58 @@ pub(super) fn free_key(id: WorkerId, w: &Worker) -> Option<FreeKey> {
     (free > 0).then_some((Reverse(proven), Reverse(rank), id))
 }
 
+/// What [`Scheduler::free`] holds of a worker: its keys there and its free slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FreeEntry {
+    pub(super) free: Option<FreeKey>,
+    pub(super) ahead: Option<(Reverse<usize>, WorkerId)>,
+    pub(super) slots: usize,
+}
+
+impl FreeEntry {
+    pub(super) fn of(id: WorkerId, w: &Worker) -> FreeEntry {
+        FreeEntry {
+            free: free_key(id, w),
+            ahead: ahead_key(id, w),
+            slots: w.free_slots(),
+        }
+    }
+}
+
 /// A worker's place in [`Scheduler::free`]: workers with a good result first (work requeued
 /// from a worker that held it goes to one that has answered before), then the freest (among
 /// newcomers: none), then the lowest id.
 pub(super) type FreeKey = (Reverse<bool>, Reverse<usize>, WorkerId);
 
 impl Scheduler {
-    /// Changes worker `id` (its outstanding assignments, trust or capabilities), keeping
-    /// [`Scheduler::free`] and the busy slots in step.
+    /// Changes worker `id` (its outstanding assignments or trust, not its capabilities),
+    /// keeping [`Scheduler::free`] and the busy slots in step. The free index is touched only
+    /// where the worker's keys in it changed: most results leave one of the two alone.
     pub(super) fn update_worker<R>(
         &mut self,
         id: WorkerId,
         f: impl FnOnce(&mut Worker) -> R,
     ) -> Option<R> {
         let w = self.workers.get_mut(&id)?;
-        self.free.remove(id, w);
+        let before = FreeEntry::of(id, w);
         let (running, ahead) = (w.running(), w.queued.len());
         let r = f(w);
         self.busy_slots = self.busy_slots + w.running() - running;
         self.ahead_out = self.ahead_out + w.queued.len() - ahead;
+        self.free.update(id, &before, w);
+        Some(r)
+    }
+
+    /// As [`Scheduler::update_worker`], for a change that may touch the worker's capabilities
+    /// too (which tables it holds): it leaves the free index and joins it again.
+    fn update_capabilities<R>(
+        &mut self,
+        id: WorkerId,
+        f: impl FnOnce(&mut Worker) -> R,
+    ) -> Option<R> {
+        let w = self.workers.get_mut(&id)?;
+        self.free.remove(id, w);
+        let r = f(w);
         self.free.insert(id, w);
         Some(r)
     }
@@ -144,7 +177,7 @@ impl Scheduler {
     /// Strikes `shape` from what worker `id` said it holds tables for; whether it had claimed it.
     pub(super) fn revoke(&mut self, id: WorkerId, shape: Shape) -> bool {
         let revoked = self
-            .update_worker(id, |w| w.capabilities.pdb_shapes.remove(&shape))
+            .update_capabilities(id, |w| w.capabilities.pdb_shapes.remove(&shape))
             .unwrap_or(false);
         if revoked {
             self.count_tables(shape, false);

@@ -146,7 +146,8 @@ pub struct Assignment {
     pub job: JobId,
     pub epoch: Epoch,
     pub task: TaskId,
-    pub work: WorkUnit,
+    /// Shared with the scheduler's task: sending it copies no moves.
+    pub work: Arc<WorkUnit>,
     pub goal: Goal,
     pub heuristic: HeuristicKind,
     pub bound: u32,

@@ -295,7 +295,7 @@ fn sim_search(solver: &Solver, a: &Assignment, hand_back: Option<u64>) -> (UnitR
     let unit = npuzzle_solver::WorkUnit {
         prefix: Vec::new(),
         trail: a.work.recent_moves(),
-        ..a.work.clone()
+        ..(*a.work).clone()
     };
     let r = if a.iterate {
         solver.search_from(&unit, a.bound, &limits).unwrap()

@@ -1,8 +1,8 @@
 //! Property tests: random walks are solved no longer than the walk, and text round-trips.
 
 use npuzzle_solver::{
-    Board, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver, moves_to_string,
-    parse_moves,
+    Board, DfsKey, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver, dfs_key,
+    moves_to_string, parse_moves,
 };
 use proptest::prelude::*;
 
@@ -72,6 +72,23 @@ proptest! {
         let text = moves_to_string(&moves);
         prop_assert_eq!(parse_moves(&text).unwrap(), moves.clone());
         prop_assert_eq!(parse_moves(&text.to_lowercase()).unwrap(), moves);
+    }
+
+    #[test]
+    fn a_dfs_key_orders_paths_as_their_move_ranks_do(
+        a in prop::collection::vec(0usize..4, 0..60),
+        b in prop::collection::vec(0usize..4, 0..60),
+        shared in 0usize..60,
+    ) {
+        // Paths sharing a start, as siblings and ancestors do (past the inline moves too),
+        // besides unrelated ones.
+        let a: Vec<Move> = a.into_iter().map(|m| Move::ALL[m]).collect();
+        let mut b: Vec<Move> = b.into_iter().map(|m| Move::ALL[m]).collect();
+        let shared = shared.min(a.len());
+        b.splice(0..0, a[..shared].iter().copied());
+        for (x, y) in [(&a, &b), (&b, &a), (&a, &a)] {
+            prop_assert_eq!(DfsKey::of(x).cmp(&DfsKey::of(y)), dfs_key(x).cmp(&dfs_key(y)));
+        }
     }
 
     #[test]
