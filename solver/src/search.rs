@@ -133,6 +133,9 @@ pub(crate) struct Relabelled {
 /// coordinator cuts units on every few results, and SipHash was a tenth of its time there.
 type BoardSet = foldhash::HashSet<Board>;
 
+/// The most levels [`Solver::split_unit`] goes below a unit.
+const SPLIT_LEVELS: usize = 12;
+
 /// A [`BoardSet`] holding `first`, with room for about `expected` boards (a cut's last layer
 /// and the layers above it).
 fn board_set(first: Board, expected: usize) -> BoardSet {
@@ -889,30 +892,73 @@ impl Solver {
     /// whatever searching `unit` would, and their least next bound is a valid next bound. A goal
     /// state met on the way becomes a part of its own and is not expanded.
     pub fn split_unit(&self, unit: &WorkUnit, min_parts: usize) -> Vec<WorkUnit> {
-        const MAX_LEVELS: usize = 12;
+        /// A node of the cut, its moves from `unit` held inline: only the parts kept at the
+        /// end become units, with their moves copied once (the coordinator cuts a unit every
+        /// few results).
+        #[derive(Clone, Copy)]
+        struct Node {
+            board: Board,
+            moves: [Move; SPLIT_LEVELS],
+            len: usize,
+            state: u32,
+        }
         let goal = *self.goal.board();
         let mut seen = board_set(unit.board, min_parts);
         let mut parts = Vec::new();
-        let mut layer = vec![(unit.clone(), self.skip_state(unit))];
-        for _ in 0..MAX_LEVELS {
+        let mut layer = vec![Node {
+            board: unit.board,
+            moves: [Move::Up; SPLIT_LEVELS],
+            len: 0,
+            state: self.skip_state(unit),
+        }];
+        for _ in 0..SPLIT_LEVELS {
             if parts.len() + layer.len() >= min_parts.max(2) {
                 break;
             }
             let mut next = Vec::with_capacity(layer.len() * 3);
-            for (node, state) in &layer {
+            for node in &layer {
                 if node.board == goal {
-                    parts.push(node.clone());
+                    parts.push(*node);
                     continue;
                 }
-                next.extend(self.children(node, *state, &mut seen));
+                if node.state == DEAD {
+                    continue;
+                }
+                let last = node
+                    .len
+                    .checked_sub(1)
+                    .map_or(unit.last, |i| Some(node.moves[i]));
+                for mv in self.search_order() {
+                    if last == Some(mv.opposite()) {
+                        continue;
+                    }
+                    let state = self.automaton.next(node.state, self.move_in(mv));
+                    if state == DEAD {
+                        continue;
+                    }
+                    let Some(board) = node.board.after(mv) else {
+                        continue;
+                    };
+                    if !seen.insert(board) {
+                        continue;
+                    }
+                    let mut child = *node;
+                    child.board = board;
+                    child.moves[node.len] = mv;
+                    child.len += 1;
+                    child.state = state;
+                    next.push(child);
+                }
             }
             if next.is_empty() {
                 break;
             }
             layer = next;
         }
-        parts.extend(layer.into_iter().map(|(unit, _)| unit));
-        parts
+        parts.extend(layer);
+        (parts.iter())
+            .map(|n| unit.descendant(&n.moves[..n.len], n.board))
+            .collect()
     }
 
     /// `g + h` of a unit: no solution through it is cheaper.

@@ -52,6 +52,20 @@ impl WorkUnit {
         }
     }
 
+    /// The unit `moves` further, whose board `board` is already known to be theirs.
+    pub(crate) fn descendant(&self, moves: &[Move], board: Board) -> WorkUnit {
+        let mut prefix = Vec::with_capacity(self.prefix.len() + moves.len());
+        prefix.extend_from_slice(&self.prefix);
+        prefix.extend_from_slice(moves);
+        WorkUnit {
+            board,
+            g: self.g + moves.len() as u32,
+            last: moves.last().copied().or(self.last),
+            prefix,
+            trail: self.trail.clone(),
+        }
+    }
+
     /// The moves before `board` that its search reads: the last [`TRAIL_MOVES`] of `trail`
     /// followed by `prefix`.
     pub fn recent_moves(&self) -> Vec<Move> {

@@ -125,7 +125,7 @@ impl Job {
         let epoch = self.new_epoch();
         let bound = self.now.bound;
         self.replace_now(Layer::new(epoch, bound, self.now.slot));
-        let tasks = audits
+        let tasks: Vec<Task> = audits
             .into_iter()
             .map(|(unit, work, audit)| Task {
                 unbudgeted: true,

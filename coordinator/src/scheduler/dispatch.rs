@@ -50,6 +50,13 @@ impl Scheduler {
     /// asking running tasks back ([`Scheduler::ask_back`]).
     pub(super) fn dispatch(&mut self) -> Vec<Command> {
         let mut commands = Vec::new();
+        self.dispatch_into(&mut commands);
+        commands
+    }
+
+    /// [`Scheduler::dispatch`], its commands added to `commands` (one vector for an event's
+    /// commands, not one more per call).
+    pub(super) fn dispatch_into(&mut self, commands: &mut Vec<Command>) {
         while let Some((wid, job_id)) = self.next_pairing() {
             let Some(job) = self.jobs.get_mut(&job_id) else {
                 break;
@@ -110,7 +117,6 @@ impl Scheduler {
         }
         commands.extend(self.ask_back());
         self.check_indexes();
-        commands
     }
 
     /// Slots free now that no queued task can fill take back tasks sent ahead and not started

@@ -5,7 +5,8 @@
 //! job; who searches a task is decided in `dispatch.rs`, and what a report does to a job in
 //! `reports.rs`.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
@@ -130,6 +131,33 @@ impl Which {
     }
 }
 
+/// The ids of a run of a layer's tasks.
+#[derive(Clone, Debug, Default)]
+pub(super) struct TaskIds {
+    slot: u32,
+    range: Range<usize>,
+}
+
+impl Iterator for TaskIds {
+    type Item = TaskId;
+
+    fn next(&mut self) -> Option<TaskId> {
+        self.range.next().map(|i| TaskId::new(self.slot, i))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for TaskIds {
+    fn next_back(&mut self) -> Option<TaskId> {
+        self.range.next_back().map(|i| TaskId::new(self.slot, i))
+    }
+}
+
+impl ExactSizeIterator for TaskIds {}
+
 /// The tasks of one bound, with their queue and what they reported. A job has the current
 /// bound's (`now`) and, while units that have exhausted it go on, those of the bounds after it
 /// (`ahead`).
@@ -146,7 +174,7 @@ pub(super) struct Layer {
     /// Pending tasks handed out after those of `queue`, in depth-first order: the units that
     /// went on early, as they finished the bound before (the serial search's order, in which
     /// the last bound finds its answer soonest, whatever order they finish in).
-    pub(super) ordered: BTreeSet<(DfsKey, TaskId)>,
+    pub(super) ordered: BinaryHeap<Reverse<(DfsKey, TaskId)>>,
     /// Tasks not yet done.
     pub(super) open: usize,
     /// The least next bound reported.
@@ -166,7 +194,7 @@ impl Layer {
             slot,
             tasks: Vec::new(),
             queue: VecDeque::new(),
-            ordered: BTreeSet::new(),
+            ordered: BinaryHeap::new(),
             open: 0,
             next_bound: u32::MAX,
             claims: Vec::new(),
@@ -178,9 +206,11 @@ impl Layer {
         TaskId::new(self.slot, index)
     }
 
-    pub(super) fn ids(&self, range: Range<usize>) -> impl DoubleEndedIterator<Item = TaskId> {
-        let slot = self.slot;
-        range.map(move |i| TaskId::new(slot, i))
+    pub(super) fn ids(&self, range: Range<usize>) -> TaskIds {
+        TaskIds {
+            slot: self.slot,
+            range,
+        }
     }
 
     /// Its task `tid`, if the id is one of its own.
@@ -221,20 +251,20 @@ impl Layer {
     }
 
     /// Queues tasks in depth-first order behind those of `queue` (see `ordered`).
-    pub(super) fn push_ordered(&mut self, ids: Vec<TaskId>) {
+    pub(super) fn push_ordered(&mut self, ids: impl IntoIterator<Item = TaskId>) {
         for id in ids {
-            self.ordered
-                .insert((self.tasks[id.index()].order.clone(), id));
+            let order = self.tasks[id.index()].order.clone();
+            self.ordered.push(Reverse((order, id)));
         }
     }
 
     /// The pending task to hand out next.
     pub(super) fn peek(&self) -> Option<TaskId> {
-        (self.queue.back().copied()).or_else(|| self.ordered.first().map(|&(_, id)| id))
+        (self.queue.back().copied()).or_else(|| self.ordered.peek().map(|Reverse((_, id))| *id))
     }
 
     pub(super) fn pop(&mut self) -> Option<TaskId> {
-        (self.queue.pop_back()).or_else(|| self.ordered.pop_first().map(|(_, id)| id))
+        (self.queue.pop_back()).or_else(|| self.ordered.pop().map(|Reverse((_, id))| id))
     }
 
     /// Tasks pending.
@@ -243,7 +273,8 @@ impl Layer {
     }
 
     /// Adds tasks to the front of the queue (they go out next), in depth-first order.
-    pub(super) fn push_next(&mut self, mut ids: Vec<TaskId>) {
+    pub(super) fn push_next(&mut self, ids: impl IntoIterator<Item = TaskId>) {
+        let mut ids: Vec<TaskId> = ids.into_iter().collect();
         ids.sort_by(|&a, &b| {
             self.tasks[b.index()]
                 .order
@@ -489,18 +520,24 @@ impl Job {
     }
 
     /// Adds `tasks` to layer `which` (not queued), counting them open in their units.
-    pub(super) fn add_tasks(&mut self, which: Which, tasks: Vec<Task>) -> Vec<TaskId> {
+    pub(super) fn add_tasks(
+        &mut self,
+        which: Which,
+        tasks: impl IntoIterator<Item = Task>,
+    ) -> TaskIds {
         let Some((layer, units)) = self.layer_and_units(which) else {
-            return Vec::new();
+            return TaskIds::default();
         };
-        for task in tasks.iter().filter(|t| t.audit.is_none()) {
-            *units[task.unit].open_in(which) += 1;
-        }
         let first = layer.tasks.len();
-        layer.open += tasks.len();
-        layer.tasks.extend(tasks);
+        for task in tasks {
+            if task.audit.is_none() {
+                *units[task.unit].open_in(which) += 1;
+            }
+            layer.tasks.push(task);
+        }
         let end = layer.tasks.len();
-        layer.ids(first..end).collect()
+        layer.open += end - first;
+        layer.ids(first..end)
     }
 
     /// Task `tid` of layer `which` is done for its bound. Returns its unit (`None` for an
@@ -802,19 +839,18 @@ impl Job {
         } else {
             None
         };
-        let members: Vec<usize> = parts.map_or_else(|| vec![i], |r| r.collect());
+        let members = parts.unwrap_or(i..i + 1);
         if self.task_count() + members.len() > config.max_tasks_per_job {
             // No room: they get their tasks when the bound becomes the current one.
             return 0;
         }
-        let tasks: Vec<Task> = members
-            .iter()
-            .map(|&u| {
-                self.units[u].ahead = k + 1;
-                let unit = &self.units[u];
-                Task::new(u, unit.work.clone(), below_nodes(unit) as f64 * growth)
-            })
-            .collect();
+        let mut tasks = Vec::with_capacity(members.len());
+        for u in members {
+            let unit = &mut self.units[u];
+            unit.ahead = k + 1;
+            let predicted = below_nodes(unit) as f64 * growth;
+            tasks.push(Task::new(u, Arc::clone(&unit.work), predicted));
+        }
         let ids = self.add_tasks(Which::Ahead(k), tasks);
         let queued = ids.len();
         self.stats.units += queued;

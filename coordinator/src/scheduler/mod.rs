@@ -482,7 +482,7 @@ impl Scheduler {
         } else {
             self.late_nodes = self.late_nodes.saturating_add(result.expanded);
         }
-        commands.extend(self.dispatch());
+        self.dispatch_into(&mut commands);
         commands
     }
 

@@ -399,10 +399,7 @@ impl Scheduler {
         let share = share / parts.len() as f64;
         job.stats.splits += 1;
         job.stats.units += parts.len();
-        let tasks = parts
-            .into_iter()
-            .map(|work| Task::new(unit, work, share))
-            .collect();
+        let tasks = parts.into_iter().map(|work| Task::new(unit, work, share));
         let ids = job.add_tasks(r.which, tasks);
         job.task_done(r.which, r.task);
         if let Some(layer) = job.layer_mut(r.which) {
