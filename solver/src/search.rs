@@ -129,21 +129,55 @@ pub(crate) struct Relabelled {
     pub blank: usize,
 }
 
-/// The boards a breadth-first cut has met (to keep one path to each). Hashed with foldhash: the
-/// coordinator cuts units on every few results, and SipHash was a tenth of its time there.
-type BoardSet = foldhash::HashSet<Board>;
+/// The boards a breadth-first expansion has met (to keep one path to each): a list while they
+/// are few, as in the cut of a unit into a handful of parts (the coordinator cuts one every
+/// few results), a hash set (foldhash) past [`BoardSet::FEW`].
+enum BoardSet {
+    Few(Vec<Board>),
+    Many(foldhash::HashSet<Board>),
+}
+
+impl BoardSet {
+    /// Boards looked through one by one, at most.
+    const FEW: usize = 32;
+
+    /// A set holding `first`, with room for about `expected` boards.
+    fn new(first: Board, expected: usize) -> BoardSet {
+        let mut set = if expected <= Self::FEW / 4 {
+            BoardSet::Few(Vec::with_capacity(Self::FEW))
+        } else {
+            use foldhash::HashSetExt;
+            BoardSet::Many(foldhash::HashSet::with_capacity(
+                expected.saturating_mul(4).min(1 << 16),
+            ))
+        };
+        set.insert(first);
+        set
+    }
+
+    /// Adds `board`; false if it was there already.
+    fn insert(&mut self, board: Board) -> bool {
+        match self {
+            BoardSet::Few(boards) if boards.len() < Self::FEW => {
+                let new = !boards.contains(&board);
+                if new {
+                    boards.push(board);
+                }
+                new
+            }
+            BoardSet::Few(boards) => {
+                let mut set: foldhash::HashSet<Board> = boards.drain(..).collect();
+                let new = set.insert(board);
+                *self = BoardSet::Many(set);
+                new
+            }
+            BoardSet::Many(set) => set.insert(board),
+        }
+    }
+}
 
 /// The most levels [`Solver::split_unit`] goes below a unit.
 const SPLIT_LEVELS: usize = 12;
-
-/// A [`BoardSet`] holding `first`, with room for about `expected` boards (a cut's last layer
-/// and the layers above it).
-fn board_set(first: Board, expected: usize) -> BoardSet {
-    use foldhash::HashSetExt;
-    let mut set = BoardSet::with_capacity(expected.saturating_mul(2).clamp(16, 1 << 16));
-    set.insert(first);
-    set
-}
 
 pub(crate) fn relabel(board: &Board, goal: &Goal) -> Relabelled {
     let mut cells = [0u8; 32];
@@ -856,7 +890,7 @@ impl Solver {
                 solved: Some(Vec::new()),
             });
         }
-        let mut seen = board_set(*board, min_units);
+        let mut seen = BoardSet::new(*board, min_units);
         let mut layer = vec![(root, self.automaton.root(NO_MOVE))];
         let mut depth = 0;
         while layer.len() < min_units.max(1) {
@@ -903,7 +937,7 @@ impl Solver {
             state: u32,
         }
         let goal = *self.goal.board();
-        let mut seen = board_set(unit.board, min_parts);
+        let mut seen = BoardSet::new(unit.board, min_parts);
         let mut parts = Vec::new();
         let mut layer = vec![Node {
             board: unit.board,
@@ -1148,7 +1182,7 @@ mod tests {
     /// child built whole, then its moves rescanned from the root.
     fn split_by_rescanning(solver: &Solver, unit: &WorkUnit, min_parts: usize) -> Vec<WorkUnit> {
         let goal = *solver.goal.board();
-        let mut seen = board_set(unit.board, min_parts);
+        let mut seen = BoardSet::new(unit.board, min_parts);
         let mut parts = Vec::new();
         let mut layer = vec![unit.clone()];
         for _ in 0..12 {
@@ -1177,6 +1211,37 @@ mod tests {
         }
         parts.extend(layer);
         parts
+    }
+
+    #[test]
+    fn a_board_set_past_its_list_keeps_telling_new_boards_from_met_ones() {
+        let start = Board::parse("14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3", None).expect("a board");
+        // A walk that comes back on itself: many boards twice, more than the list holds.
+        let mut board = start;
+        let mut walk = vec![start];
+        let mut seed = 12345u32;
+        for _ in 0..200 {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let mv = Move::ALL[(seed >> 16) as usize % 4];
+            if let Some(next) = board.after(mv) {
+                board = next;
+                walk.push(board);
+            }
+        }
+        let mut set = BoardSet::new(start, 2);
+        let mut reference = std::collections::HashSet::from([start]);
+        for b in &walk[1..] {
+            assert_eq!(set.insert(*b), reference.insert(*b));
+        }
+        assert!(
+            reference.len() > BoardSet::FEW,
+            "{} boards",
+            reference.len()
+        );
+        assert!(matches!(set, BoardSet::Many(_)));
+        for b in &walk {
+            assert!(!set.insert(*b));
+        }
     }
 
     #[test]

@@ -51,8 +51,8 @@ pub fn dfs_key(moves: &[Move]) -> Vec<u8> {
 /// tasks costs no allocation and compares as one integer for paths of up to that many moves.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DfsKey {
-    /// The first moves' ranks plus one, three bits each, the first in the highest bits; 0
-    /// after the path's end, so that a path sorts before its extensions.
+    /// The first moves' ranks plus one, three bits each, the first in the highest bits (21 in
+    /// each half); 0 after the path's end, so that a path sorts before its extensions.
     head: u128,
     /// The ranks of the moves past the first [`DfsKey::INLINE`], if any.
     tail: Option<Box<[u8]>>,
@@ -64,11 +64,16 @@ impl DfsKey {
 
     pub fn of(moves: &[Move]) -> DfsKey {
         let (inline, rest) = moves.split_at(moves.len().min(Self::INLINE));
-        let head = (inline.iter().enumerate()).fold(0u128, |head, (i, &m)| {
-            head | (u128::from(dfs_rank(m)) + 1) << (125 - 3 * i)
-        });
+        // Two halves of 21 moves, each left-aligned in 63 bits: one integer shift a move.
+        let half = |moves: &[Move]| {
+            let digits = moves
+                .iter()
+                .fold(0u64, |acc, &m| acc << 3 | (u64::from(dfs_rank(m)) + 1));
+            digits << (3 * (Self::INLINE / 2 - moves.len()))
+        };
+        let (high, low) = inline.split_at(inline.len().min(Self::INLINE / 2));
         DfsKey {
-            head,
+            head: u128::from(half(high)) << 64 | u128::from(half(low)),
             tail: (!rest.is_empty()).then(|| dfs_key(rest).into_boxed_slice()),
         }
     }
