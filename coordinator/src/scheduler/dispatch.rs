@@ -11,6 +11,7 @@
 //! [`SchedulerConfig::newcomer_patience`]: super::SchedulerConfig::newcomer_patience
 
 use super::Scheduler;
+use super::index::AskKey;
 use super::job::TaskState;
 use super::messages::{Assignment, Command, JobId, TaskId, WorkerId};
 
@@ -150,7 +151,12 @@ impl Scheduler {
         };
         let mut candidates: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
         if wanted > 0 {
-            for &(_, _, job_id, tid) in &self.askable {
+            for &AskKey {
+                job: job_id,
+                task: tid,
+                ..
+            } in &self.askable
+            {
                 self.visits.add(1);
                 let Some(job) = self.jobs.get(&job_id) else {
                     continue;
@@ -213,7 +219,12 @@ impl Scheduler {
             return Vec::new();
         }
         let mut picked: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
-        for &(_, _, job_id, tid) in &self.ahead {
+        for &AskKey {
+            job: job_id,
+            task: tid,
+            ..
+        } in &self.ahead
+        {
             self.visits.add(1);
             let Some(job) = self.jobs.get(&job_id) else {
                 continue;

@@ -18,7 +18,7 @@
 //! cluster.
 
 use std::cell::Cell;
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 
 use npuzzle_solver::{HeuristicKind, Shape};
@@ -28,36 +28,37 @@ use super::job::{Task, TaskState, Which};
 use super::members::{FreeEntry, FreeKey, Worker, ahead_key, free_key};
 use super::messages::{JobId, TaskId, WorkerId};
 
-/// A task's predicted size, ordered as `f64::total_cmp` orders it, so that it can key an index.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Size(pub(super) f64);
-
-impl PartialEq for Size {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Size {}
-impl PartialOrd for Size {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Size {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
+/// `x`'s place in `f64::total_cmp`'s order, as an integer: the sign bit flipped for positive
+/// numbers, every bit for negative ones.
+fn total_order_bits(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
     }
 }
 
 /// A running task's place in `Scheduler::askable`: the current bounds' tasks before those
 /// searched early, the nearest bound first (a job's next bound waits for the current one),
 /// then the largest predicted first, the lowest job id, the lowest task id (the order in which
-/// tasks are asked back).
-pub(super) type AskKey = (usize, Reverse<Size>, JobId, TaskId);
+/// tasks are asked back). The first two are packed in one integer: a key compares in a few
+/// instructions, and the indexes take one in and out on every assignment and result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct AskKey {
+    /// The layer's rank above, the predicted size's total order inverted below.
+    place: u128,
+    pub(super) job: JobId,
+    pub(super) task: TaskId,
+}
 
 /// Task `tid` of `job_id`'s place in the ask-back indexes.
 fn ask_key(job_id: JobId, which: Which, tid: TaskId, task: &Task) -> AskKey {
-    (which.rank(), Reverse(Size(task.predicted)), job_id, tid)
+    AskKey {
+        place: (which.rank() as u128) << 64 | u128::from(!total_order_bits(task.predicted)),
+        job: job_id,
+        task: tid,
+    }
 }
 
 /// Takes `key` out of the ask-back index a task's key goes into (`ahead` if it is `queued`,
@@ -451,5 +452,37 @@ impl Scheduler {
             .map(|(&j, h)| (j, h.clone()))
             .collect();
         assert_eq!(live, indexed, "holders");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sizes_bits_order_as_total_cmp_orders_the_sizes() {
+        let mut sizes = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            1e300,
+            2.5e6,
+            2.5e6 + 1.0,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        sizes.sort_by(f64::total_cmp);
+        for pair in sizes.windows(2) {
+            assert!(
+                total_order_bits(pair[0]) < total_order_bits(pair[1]),
+                "{} then {}",
+                pair[0],
+                pair[1]
+            );
+        }
     }
 }
