@@ -37,7 +37,8 @@ for bin in "$@"; do
       END {
         line = ""; for (i = 1; i <= NR; i++) line = line " " ev[i]
         mid = int((NR + 1) / 2)
-        printf "%s %s:%s; median %d; sched_s %s of makespan %s\n", b, t, line, ev[mid], s[mid], m[mid]
+        median = (NR % 2) ? ev[mid] : (ev[mid] + ev[mid + 1]) / 2
+        printf "%s %s:%s; median %d; sched_s %s of makespan %s (run %d of %d)\n", b, t, line, median, s[mid], m[mid], mid, NR
       }'
   done
 done

@@ -377,7 +377,7 @@ fn minimal(next: Vec<[u32; 4]>, start: u32, entered: u32) -> MoveAutomaton {
     let mut classes = vec![0u32; n];
     let mut count = 1;
     loop {
-        // foldhash: SipHash made this loop most of a solver's first start.
+        // foldhash: with SipHash this loop was most of a process's first solver start.
         let mut ids: foldhash::HashMap<(u32, [u32; 4]), u32> =
             foldhash::HashMapExt::with_capacity(count.max(16));
         let refined: Vec<u32> = (0..n)

@@ -374,7 +374,8 @@ impl Unit {
 
     /// A unit whose `f` is known: a part of a cut unit keeps the whole's, a lower bound on
     /// any path through the part too (only the job's first bound and a restore's floor read
-    /// it), and the heuristic was a tenth of the coordinator's time in cuts.
+    /// it); the heuristic for every part was a tenth of the scheduler's instructions at 1,024
+    /// slots.
     fn with_f(work: Arc<WorkUnit>, f: u32, last_nodes: u64) -> Unit {
         Unit {
             f,
