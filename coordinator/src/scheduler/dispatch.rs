@@ -11,7 +11,7 @@
 //! [`SchedulerConfig::newcomer_patience`]: super::SchedulerConfig::newcomer_patience
 
 use super::Scheduler;
-use super::index::AskKey;
+use super::index::{AskKey, ask_key};
 use super::job::TaskState;
 use super::messages::{Assignment, Command, JobId, TaskId, WorkerId};
 
@@ -84,6 +84,8 @@ impl Scheduler {
             task.asked_at = None;
             let (work, audit, unbudgeted, iterate) =
                 (task.work.clone(), task.audit, task.unbudgeted, task.iterate);
+            // Its place in the ask-back indexes, while the task is at hand.
+            let ask = ask_key(job_id, which, tid, task);
             job.running += 1;
             let assignment = Assignment {
                 job: job.spec.id,
@@ -101,7 +103,9 @@ impl Scheduler {
                 iterate,
             };
             let key = (assignment.job, assignment.epoch, tid);
-            self.index_task(job_id, tid);
+            if !unbudgeted {
+                self.index_key(ask, ahead);
+            }
             self.update_worker(wid, |w| {
                 w.outstanding.insert(key);
                 if ahead {

@@ -42,20 +42,21 @@ fn total_order_bits(x: f64) -> u64 {
 /// A running task's place in `Scheduler::askable`: the current bounds' tasks before those
 /// searched early, the nearest bound first (a job's next bound waits for the current one),
 /// then the largest predicted first, the lowest job id, the lowest task id (the order in which
-/// tasks are asked back). The first two are packed in one integer: a key compares in a few
-/// instructions, and the indexes take one in and out on every assignment and result.
+/// tasks are asked back). The first two are integers: a key compares in a few instructions,
+/// and the indexes take one in and out on every assignment and result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct AskKey {
-    /// The layer's rank above, the predicted size's total order inverted below.
-    place: u128,
+    /// The layer's rank, then the predicted size's total order inverted (two words, not a
+    /// `u128`, whose alignment would make a key 48 bytes instead of 32).
+    place: [u64; 2],
     pub(super) job: JobId,
     pub(super) task: TaskId,
 }
 
 /// Task `tid` of `job_id`'s place in the ask-back indexes.
-fn ask_key(job_id: JobId, which: Which, tid: TaskId, task: &Task) -> AskKey {
+pub(super) fn ask_key(job_id: JobId, which: Which, tid: TaskId, task: &Task) -> AskKey {
     AskKey {
-        place: (which.rank() as u128) << 64 | u128::from(!total_order_bits(task.predicted)),
+        place: [which.rank() as u64, !total_order_bits(task.predicted)],
         job: job_id,
         task: tid,
     }
@@ -228,11 +229,17 @@ impl Scheduler {
             return;
         }
         let key = ask_key(job_id, which, tid, task);
-        if task.queued {
+        self.index_key(key, task.queued);
+    }
+
+    /// Indexes a running task's `key`: to be taken back if it is `queued` (sent ahead, not
+    /// started), else to be asked back.
+    pub(super) fn index_key(&mut self, key: AskKey, queued: bool) {
+        if queued {
             self.ahead.insert(key);
-            return;
+        } else {
+            self.askable.insert(key);
         }
-        self.askable.insert(key);
     }
 
     /// Takes task `tid` of `job_id` out of the ask-back indexes, if it is there. Call before
