@@ -1161,15 +1161,7 @@ impl Solver {
             // The search only takes legal moves.
             board = board.after(m).unwrap_or(board);
         }
-        let mut prefix = unit.prefix.clone();
-        prefix.extend_from_slice(&moves);
-        WorkUnit {
-            board,
-            g: unit.g + moves.len() as u32,
-            last: moves.last().copied().or(unit.last),
-            prefix,
-            trail: unit.trail.clone(),
-        }
+        unit.descendant(&moves, board)
     }
 }
 
