@@ -811,19 +811,32 @@ impl Solver {
         seen: &'a mut BoardSet,
     ) -> impl Iterator<Item = (WorkUnit, u32)> + 'a {
         self.search_order().into_iter().filter_map(move |mv| {
-            if state == DEAD || unit.last == Some(mv.opposite()) {
-                return None;
-            }
-            let next = self.automaton.next(state, self.move_in(mv));
-            if next == DEAD {
-                return None;
-            }
-            let board = unit.board.after(mv)?;
-            if !seen.insert(board) {
-                return None;
-            }
+            let (board, next) = self.step(&unit.board, unit.last, state, mv, seen)?;
             Some((unit.child_at(mv, board), next))
         })
+    }
+
+    /// One move `mv` further from a node of a breadth-first expansion (its board, its last
+    /// move, the automaton's state after its moves): the child's board and state, unless the
+    /// move leaves the board, undoes `last`, enters a sequence the search skips, or reaches a
+    /// board `seen` holds (any other is added to it).
+    fn step(
+        &self,
+        board: &Board,
+        last: Option<Move>,
+        state: u32,
+        mv: Move,
+        seen: &mut BoardSet,
+    ) -> Option<(Board, u32)> {
+        if state == DEAD || last == Some(mv.opposite()) {
+            return None;
+        }
+        let next = self.automaton.next(state, self.move_in(mv));
+        if next == DEAD {
+            return None;
+        }
+        let board = board.after(mv)?;
+        seen.insert(board).then_some((board, next))
     }
 
     /// The directions in the order the search tries them, as moves of this solver's boards:
@@ -955,27 +968,16 @@ impl Solver {
                     parts.push(*node);
                     continue;
                 }
-                if node.state == DEAD {
-                    continue;
-                }
                 let last = node
                     .len
                     .checked_sub(1)
                     .map_or(unit.last, |i| Some(node.moves[i]));
                 for mv in self.search_order() {
-                    if last == Some(mv.opposite()) {
-                        continue;
-                    }
-                    let state = self.automaton.next(node.state, self.move_in(mv));
-                    if state == DEAD {
-                        continue;
-                    }
-                    let Some(board) = node.board.after(mv) else {
+                    let Some((board, state)) =
+                        self.step(&node.board, last, node.state, mv, &mut seen)
+                    else {
                         continue;
                     };
-                    if !seen.insert(board) {
-                        continue;
-                    }
                     let mut child = *node;
                     child.board = board;
                     child.moves[node.len] = mv;

@@ -40,16 +40,7 @@ impl WorkUnit {
 
     /// The unit one move `mv` further, whose board `board` is already known to be legal.
     pub(crate) fn child_at(&self, mv: Move, board: Board) -> WorkUnit {
-        let mut prefix = Vec::with_capacity(self.prefix.len() + 1);
-        prefix.extend_from_slice(&self.prefix);
-        prefix.push(mv);
-        WorkUnit {
-            board,
-            g: self.g + 1,
-            last: Some(mv),
-            prefix,
-            trail: self.trail.clone(),
-        }
+        self.descendant(&[mv], board)
     }
 
     /// The unit `moves` further, whose board `board` is already known to be theirs.

@@ -25,7 +25,7 @@ use npuzzle_solver::{HeuristicKind, Shape};
 
 use super::Scheduler;
 use super::job::{Task, TaskState, Which};
-use super::members::{FreeEntry, FreeKey, Worker, ahead_key, free_key};
+use super::members::{FreeEntry, FreeKey, Worker};
 use super::messages::{JobId, TaskId, WorkerId};
 
 /// `x`'s place in `f64::total_cmp`'s order, as an integer: the sign bit flipped for positive
@@ -98,37 +98,23 @@ pub(super) struct FreeWorkers {
 impl FreeWorkers {
     /// Indexes worker `id` if it has a free slot. Call after any change to the worker.
     pub(super) fn insert(&mut self, id: WorkerId, w: &Worker) {
-        if let Some(key) = ahead_key(id, w) {
-            self.ahead.insert(key);
-        }
-        let Some(key) = free_key(id, w) else {
-            return;
-        };
-        if self.order.insert(key) {
-            self.slots += w.free_slots();
-            self.count_shapes(w, true);
-        }
+        self.apply(&FreeEntry::NONE, &FreeEntry::of(id, w), w);
     }
 
     /// Takes worker `id` out, if it is in. Call before any change to the worker.
     pub(super) fn remove(&mut self, id: WorkerId, w: &Worker) {
-        if let Some(key) = ahead_key(id, w) {
-            self.ahead.remove(&key);
-        }
-        let Some(key) = free_key(id, w) else {
-            return;
-        };
-        if self.order.remove(&key) {
-            self.slots -= w.free_slots();
-            self.count_shapes(w, false);
-        }
+        self.apply(&FreeEntry::of(id, w), &FreeEntry::NONE, w);
     }
 
     /// Worker `id` changed from `before` (its capabilities did not): only the keys that
     /// changed move.
     pub(super) fn update(&mut self, id: WorkerId, before: &FreeEntry, w: &Worker) {
-        let after = FreeEntry::of(id, w);
-        if after == *before {
+        self.apply(before, &FreeEntry::of(id, w), w);
+    }
+
+    /// A worker's entry goes from `before` to `after`, `w` holding the tables it counts for.
+    fn apply(&mut self, before: &FreeEntry, after: &FreeEntry, w: &Worker) {
+        if after == before {
             return;
         }
         if after.ahead != before.ahead {

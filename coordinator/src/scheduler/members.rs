@@ -75,13 +75,13 @@ impl Worker {
 
 /// A worker's key in [`FreeWorkers::ahead`](super::index::FreeWorkers), if it could be sent a
 /// task ahead: the most room first, then the lowest id.
-pub(super) fn ahead_key(id: WorkerId, w: &Worker) -> Option<(Reverse<usize>, WorkerId)> {
+fn ahead_key(id: WorkerId, w: &Worker) -> Option<(Reverse<usize>, WorkerId)> {
     let room = w.room_ahead();
     (room > 0).then_some((Reverse(room), id))
 }
 
 /// A worker's key in [`Scheduler::free`], if it has a free slot.
-pub(super) fn free_key(id: WorkerId, w: &Worker) -> Option<FreeKey> {
+fn free_key(id: WorkerId, w: &Worker) -> Option<FreeKey> {
     let free = w.free_slots();
     let proven = w.good > 0;
     // Among newcomers, claimed slots buy no precedence: the earliest joined goes first.
@@ -98,6 +98,13 @@ pub(super) struct FreeEntry {
 }
 
 impl FreeEntry {
+    /// A worker's entry outside the index.
+    pub(super) const NONE: FreeEntry = FreeEntry {
+        free: None,
+        ahead: None,
+        slots: 0,
+    };
+
     pub(super) fn of(id: WorkerId, w: &Worker) -> FreeEntry {
         FreeEntry {
             free: free_key(id, w),
