@@ -124,7 +124,7 @@ impl Job {
     pub(super) fn start_audits(&mut self, audits: Vec<(usize, Arc<WorkUnit>, AuditOf)>) {
         let epoch = self.new_epoch();
         let bound = self.now.bound;
-        self.replace_now(Layer::new(epoch, bound, self.now.slot));
+        self.replace_now(epoch, bound);
         let tasks: Vec<Task> = audits
             .into_iter()
             .map(|(unit, work, audit)| Task {

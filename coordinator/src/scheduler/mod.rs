@@ -666,10 +666,9 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        if job.ahead.is_empty() {
+        if !job.promote_layer() {
             return Vec::new();
         }
-        job.now = job.ahead.remove(0);
         job.stats.bounds.push(job.now.bound);
         let growth = job.growth();
         self.visits.add(job.units.len());

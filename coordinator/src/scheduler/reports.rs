@@ -213,7 +213,7 @@ impl Scheduler {
                 let (asked, taken_back) = job.asked_out();
                 self.asked_out -= asked;
                 self.revoking -= taken_back;
-                job.ahead.clear();
+                job.drop_ahead();
                 job.candidate = None;
                 job.reporters.insert(finder);
                 let bounds = job.stats.bounds.clone();
