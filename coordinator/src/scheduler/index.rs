@@ -442,7 +442,7 @@ impl Scheduler {
             .holders
             .iter()
             .filter(|(j, _)| self.jobs.contains_key(j))
-            .map(|(&j, h)| (j, h.clone()))
+            .map(|(&j, h)| (j, h.iter().map(|(&w, &n)| (w, n)).collect()))
             .collect();
         assert_eq!(live, indexed, "holders");
     }

@@ -4,7 +4,7 @@
 //! These are plain data with no gRPC in them: the service converts them to and from the wire,
 //! the simulator and the tests build them directly.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use npuzzle_solver::{Goal, HeuristicKind, Move, Shape, Solver, WorkUnit};
@@ -224,7 +224,7 @@ pub struct JobStats {
     pub requeued: usize,
     /// Bounds searched.
     pub bounds: Vec<u32>,
-    /// Nodes per worker.
+    /// Nodes per worker (foldhash: a result's worker is looked up on every event).
     pub worker_nodes: HashMap<WorkerId, u64>,
     /// Running tasks asked to hand back their rest for idle slots.
     pub yields: usize,

@@ -172,7 +172,7 @@ pub struct Scheduler {
     ahead_out: usize,
     /// Per job, the workers holding one of its assignments (any epoch) and how many: who gets
     /// a cancel when it ends.
-    holders: HashMap<JobId, BTreeMap<WorkerId, usize>>,
+    holders: HashMap<JobId, HashMap<WorkerId, usize>>,
     /// Entries its loops looked at ([`Scheduler::visits`]).
     visits: Visits,
     /// The latest time an event brought (the scheduler has no clock of its own).
@@ -391,8 +391,10 @@ impl Scheduler {
     fn cancel_everywhere(&mut self, job: JobId) -> Vec<Command> {
         let holders = self.holders.remove(&job).unwrap_or_default();
         self.visits.add(holders.len());
-        holders
-            .into_keys()
+        let mut workers: Vec<WorkerId> = holders.into_keys().collect();
+        workers.sort_unstable();
+        workers
+            .into_iter()
             .map(|worker| Command::Cancel { worker, job })
             .collect()
     }
