@@ -148,35 +148,23 @@ impl Scheduler {
         } else {
             wanted
         };
-        let searchable = |job: JobId| {
-            self.jobs
-                .get(&job)
-                .is_some_and(|j| self.free.can_search(j.spec.heuristic, j.spec.root.shape()))
-        };
-        let mut candidates: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
-        if wanted > 0 {
-            for &AskKey {
-                job: job_id,
-                task: tid,
-                ..
-            } in &self.askable
-            {
-                self.visits.add(1);
-                let Some(job) = self.jobs.get(&job_id) else {
-                    continue;
-                };
+        let (jobs, free, visits) = (&self.jobs, &self.free, &self.visits);
+        let candidates = self.askable.pick(
+            wanted,
+            |&AskKey {
+                 job: job_id,
+                 task: tid,
+                 ..
+             }| {
+                visits.add(1);
+                let job = jobs.get(&job_id)?;
                 let Some(TaskState::Running { worker, .. }) = job.task(tid).map(|t| t.state) else {
-                    continue;
+                    return None;
                 };
-                if !searchable(job_id) {
-                    continue;
-                }
-                candidates.push((job_id, tid, worker));
-                if candidates.len() == wanted {
-                    break;
-                }
-            }
-        }
+                free.can_search(job.spec.heuristic, job.spec.root.shape())
+                    .then_some((job_id, tid, worker))
+            },
+        );
         for (job_id, tid, worker) in candidates {
             let after_nodes = self.hand_back_after(job_id, tid);
             commands.extend(self.ask(job_id, tid, worker, after_nodes));
@@ -222,31 +210,23 @@ impl Scheduler {
         if wanted == 0 || self.ahead.is_empty() {
             return Vec::new();
         }
-        let mut picked: Vec<(JobId, TaskId, WorkerId)> = Vec::new();
-        for &AskKey {
-            job: job_id,
-            task: tid,
-            ..
-        } in &self.ahead
-        {
-            self.visits.add(1);
-            let Some(job) = self.jobs.get(&job_id) else {
-                continue;
-            };
-            let Some(TaskState::Running { worker, .. }) = job.task(tid).map(|t| t.state) else {
-                continue;
-            };
-            if !self
-                .free
-                .can_search(job.spec.heuristic, job.spec.root.shape())
-            {
-                continue;
-            }
-            picked.push((job_id, tid, worker));
-            if picked.len() == wanted {
-                break;
-            }
-        }
+        let (jobs, free, visits) = (&self.jobs, &self.free, &self.visits);
+        let picked = self.ahead.pick(
+            wanted,
+            |&AskKey {
+                 job: job_id,
+                 task: tid,
+                 ..
+             }| {
+                visits.add(1);
+                let job = jobs.get(&job_id)?;
+                let Some(TaskState::Running { worker, .. }) = job.task(tid).map(|t| t.state) else {
+                    return None;
+                };
+                free.can_search(job.spec.heuristic, job.spec.root.shape())
+                    .then_some((job_id, tid, worker))
+            },
+        );
         picked
             .into_iter()
             .filter_map(|(job_id, tid, worker)| {

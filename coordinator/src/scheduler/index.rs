@@ -4,7 +4,7 @@
 //! - [`FreeWorkers`]: the workers with free slots, in the order slots are filled, with their free
 //!   slots in all and, per shape, how many of them hold tables for it (can an idle slot search a
 //!   job's tasks?); and those with no slot free that may be sent tasks ahead.
-//! - `askable` ([`AskKey`]): the running tasks of the current epochs that may be asked back,
+//! - `askable` ([`AskKey`], an [`AskIndex`]): the running tasks of the current epochs that may be asked back,
 //!   the largest predicted first. `ahead`: as `askable`, for the tasks sent ahead and not
 //!   started (taken back before any running task is asked back).
 //! - `holders`: per job, the workers holding one of its assignments (of any epoch), for the
@@ -24,6 +24,7 @@ use std::collections::{BTreeSet, HashMap};
 use npuzzle_solver::{HeuristicKind, Shape};
 
 use super::Scheduler;
+use super::ask_index::AskIndex;
 use super::job::{Task, TaskState, Which};
 use super::members::{FreeEntry, FreeKey, Worker};
 use super::messages::{JobId, TaskId, WorkerId};
@@ -55,21 +56,22 @@ pub(super) struct AskKey {
 
 /// Task `tid` of `job_id`'s place in the ask-back indexes.
 pub(super) fn ask_key(job_id: JobId, which: Which, tid: TaskId, task: &Task) -> AskKey {
+    ask_key_of(which.rank(), task.predicted, job_id, tid)
+}
+
+/// The key of a task of layer rank `rank` ([`Which::rank`]) predicted to take `predicted`
+/// nodes.
+pub(super) fn ask_key_of(rank: usize, predicted: f64, job: JobId, task: TaskId) -> AskKey {
     AskKey {
-        place: [which.rank() as u64, !total_order_bits(task.predicted)],
-        job: job_id,
-        task: tid,
+        place: [rank as u64, !total_order_bits(predicted)],
+        job,
+        task,
     }
 }
 
 /// Takes `key` out of the ask-back index a task's key goes into (`ahead` if it is `queued`,
 /// sent ahead and not started), or, if it is not there, out of the other.
-fn unindex_key(
-    askable: &mut BTreeSet<AskKey>,
-    ahead: &mut BTreeSet<AskKey>,
-    key: &AskKey,
-    queued: bool,
-) {
+fn unindex_key(askable: &mut AskIndex, ahead: &mut AskIndex, key: &AskKey, queued: bool) {
     let (first, second) = if queued {
         (ahead, askable)
     } else {
@@ -423,8 +425,8 @@ impl Scheduler {
                 }
             }
         }
-        assert_eq!(askable, self.askable, "askable");
-        assert_eq!(ahead, self.ahead, "tasks sent ahead");
+        assert_eq!(askable, self.askable.members(), "askable");
+        assert_eq!(ahead, self.ahead.members(), "tasks sent ahead");
         assert_eq!(ahead_out, self.ahead_out, "tasks sent ahead, counted");
         assert_eq!(free.ahead, self.free.ahead, "workers with room ahead");
         assert_eq!(free.order, self.free.order, "free workers");

@@ -679,8 +679,14 @@ impl Job {
             Some(layer) => layer.reuse(epoch, bound, slot),
             None => Layer::new(epoch, bound, slot),
         };
-        layer.tasks.reserve(self.units.len());
-        layer.ordered.reserve(self.units.len());
+        let room = self.units.len();
+        // Emptied vectors too small are replaced, not grown: growing one copies what it held.
+        if layer.tasks.capacity() < room {
+            layer.tasks = Vec::with_capacity(room);
+        }
+        if layer.ordered.capacity() < room {
+            layer.ordered = BinaryHeap::with_capacity(room);
+        }
         layer
     }
 

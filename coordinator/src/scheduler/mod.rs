@@ -107,6 +107,7 @@
 //! So an answer is still optimal, and its length equals the bound it was found under.
 
 mod admission;
+mod ask_index;
 mod audit;
 mod checkpoint;
 mod config;
@@ -133,8 +134,9 @@ pub use messages::{
     Report, TaskId, Totals, UnitResult, WorkerId,
 };
 
+use ask_index::AskIndex;
 use audit::{Auditing, MAX_LIE_RESTARTS};
-use index::{AskKey, FreeWorkers, Visits};
+use index::{FreeWorkers, Visits};
 use job::{Grain, Job, MAX_BOUND_STEP, Task, TaskState, Unit, Which};
 use members::Worker;
 use reports::Reported;
@@ -162,10 +164,10 @@ pub struct Scheduler {
     asked_out: usize,
     /// Running tasks of the current epochs that may be asked back, the largest first: what
     /// idle slots ask for without looking at every task out.
-    askable: BTreeSet<AskKey>,
+    askable: AskIndex,
     /// As `askable`, for the tasks of the current epochs sent ahead and not started: taken back
     /// first when slots idle.
-    ahead: BTreeSet<AskKey>,
+    ahead: AskIndex,
     /// Tasks sent ahead being taken back, not yet answered.
     revoking: usize,
     /// Assignments sent ahead and not started, over all workers.
@@ -193,8 +195,8 @@ impl Scheduler {
             busy_slots: 0,
             table_holders: BTreeMap::new(),
             asked_out: 0,
-            askable: BTreeSet::new(),
-            ahead: BTreeSet::new(),
+            askable: AskIndex::new(),
+            ahead: AskIndex::new(),
             revoking: 0,
             ahead_out: 0,
             holders: HashMap::new(),
