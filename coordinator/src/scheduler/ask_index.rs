@@ -66,8 +66,11 @@ impl AskIndex {
     /// Rebuilds the heap from the members once stale entries outnumber them.
     fn compact(&mut self) {
         if self.heap.len() > 2 * self.keys.len() + SLACK {
-            let live: Vec<Reverse<AskKey>> = self.keys.values().map(|&k| Reverse(k)).collect();
-            self.heap = BinaryHeap::from(live);
+            // In the heap's own allocation: rebuilt, it grows again.
+            let mut entries = std::mem::take(&mut self.heap).into_vec();
+            entries.clear();
+            entries.extend(self.keys.values().map(|&k| Reverse(k)));
+            self.heap = BinaryHeap::from(entries);
         }
     }
 

@@ -433,7 +433,8 @@ impl Scheduler {
             self.start_next(worker);
         }
         self.release(result.job, worker);
-        let mut commands = Vec::new();
+        // Room for what most results bring: an assignment or two, a progress report.
+        let mut commands = Vec::with_capacity(4);
         if let Some(job) = self.jobs.get_mut(&result.job) {
             job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
             let per_worker = job.stats.worker_nodes.entry(worker).or_default();
