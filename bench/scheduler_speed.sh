@@ -5,26 +5,32 @@
 # lasts some 40-90 ms, so one run is noise on a shared host: the builds alternate, ROUNDS times
 # on each trace, and the medians are printed. With valgrind installed, CALLGRIND=1 adds the
 # instructions the scheduler's `on_result` took (deterministic, the figure to compare builds by).
+# WARM=N simulates each trace N more times in the same process first and keeps the last run: the
+# scheduler in a process whose heap has already grown (a long-running coordinator's case), where
+# a fresh process pays the system for every page its first job touches.
 #
 #   bench/scheduler_speed.sh BIN...    (default: target/release/npuzzle)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-8}
 SLOTS=${SLOTS:-1024}
+WARM=${WARM:-0}
+slot_list=$SLOTS
+for _ in $(seq "$WARM"); do slot_list="$slot_list,$SLOTS"; done
 TRACES=${TRACES:-"korf24-29 korf24-36"}
 if [[ $# -eq 0 ]]; then
   cargo build --release -p npuzzle-client
   set -- target/release/npuzzle
 fi
 echo "# $(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p')"
-echo "# rounds $ROUNDS, slots $SLOTS"
+echo "# rounds $ROUNDS, slots $SLOTS, warm-up runs $WARM"
 runs=$(mktemp)
 trap 'rm -f "$runs"' EXIT
 for _ in $(seq "$ROUNDS"); do
   for bin in "$@"; do
     for t in $TRACES; do
       # The last line is the table's row: column 12 is sched_ev/s, 11 sched_s, 2 the makespan.
-      row=$("$bin" simulate "data/traces/$t.trace" --slots "$SLOTS" | tail -1)
+      row=$("$bin" simulate "data/traces/$t.trace" --slots "$slot_list" | tail -1)
       echo "$bin $t $(echo "$row" | awk '{print $12, $11, $2}')" >> "$runs"
     done
   done
