@@ -148,8 +148,25 @@ impl Scheduler {
         } else {
             wanted
         };
+        let candidates = self.pick_to_ask(false, wanted);
+        for (job_id, tid, worker) in candidates {
+            let after_nodes = self.hand_back_after(job_id, tid);
+            commands.extend(self.ask(job_id, tid, worker, after_nodes));
+        }
+        commands
+    }
+
+    /// Up to `wanted` tasks from an ask-back index (of the tasks `sent_ahead` and not started,
+    /// or of those running), in its order, that some idle worker could search: each with its
+    /// job and the worker holding it.
+    fn pick_to_ask(&mut self, sent_ahead: bool, wanted: usize) -> Vec<(JobId, TaskId, WorkerId)> {
         let (jobs, free, visits) = (&self.jobs, &self.free, &self.visits);
-        let candidates = self.askable.pick(
+        let index = if sent_ahead {
+            &mut self.ahead
+        } else {
+            &mut self.askable
+        };
+        index.pick(
             wanted,
             |&AskKey {
                  job: job_id,
@@ -164,12 +181,7 @@ impl Scheduler {
                 free.can_search(job.spec.heuristic, job.spec.root.shape())
                     .then_some((job_id, tid, worker))
             },
-        );
-        for (job_id, tid, worker) in candidates {
-            let after_nodes = self.hand_back_after(job_id, tid);
-            commands.extend(self.ask(job_id, tid, worker, after_nodes));
-        }
-        commands
+        )
     }
 
     /// After how many nodes task `tid` of `job_id`, asked back, stops: a whole search once it
@@ -210,24 +222,7 @@ impl Scheduler {
         if wanted == 0 || self.ahead.is_empty() {
             return Vec::new();
         }
-        let (jobs, free, visits) = (&self.jobs, &self.free, &self.visits);
-        let picked = self.ahead.pick(
-            wanted,
-            |&AskKey {
-                 job: job_id,
-                 task: tid,
-                 ..
-             }| {
-                visits.add(1);
-                let job = jobs.get(&job_id)?;
-                let Some(TaskState::Running { worker, .. }) = job.task(tid).map(|t| t.state) else {
-                    return None;
-                };
-                free.can_search(job.spec.heuristic, job.spec.root.shape())
-                    .then_some((job_id, tid, worker))
-            },
-        );
-        picked
+        self.pick_to_ask(true, wanted)
             .into_iter()
             .filter_map(|(job_id, tid, worker)| {
                 let after_nodes = self.hand_back_after(job_id, tid);
