@@ -203,8 +203,8 @@ impl Layer {
     }
 
     /// A new layer in the allocations of an old one (emptied): at 1,024 slots a layer holds
-    /// some 20,000 tasks, and growing each new one's vectors from nothing (copies, and pages
-    /// the system zeroes) took a sixth of the scheduler's time.
+    /// some 9,000 tasks on #29, and growing each new one's vectors from nothing (copies, and
+    /// pages the system zeroes) took a sixth of the scheduler's time.
     fn reuse(self, epoch: Epoch, bound: u32, slot: u32) -> Layer {
         let Layer {
             mut tasks,
