@@ -11,8 +11,9 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::collections::hash_map::Entry;
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::HashMap;
 
 use super::index::AskKey;
 use super::messages::{JobId, TaskId};
@@ -30,13 +31,6 @@ pub(super) struct AskIndex {
 }
 
 impl AskIndex {
-    pub(super) fn new() -> AskIndex {
-        AskIndex {
-            keys: HashMap::new(),
-            heap: BinaryHeap::new(),
-        }
-    }
-
     pub(super) fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -50,13 +44,14 @@ impl AskIndex {
 
     /// Takes `key` out; false if its task is not indexed under this key.
     pub(super) fn remove(&mut self, key: &AskKey) -> bool {
-        let id = (key.job, key.task);
-        if self.keys.get(&id) != Some(key) {
-            return false;
+        match self.keys.entry((key.job, key.task)) {
+            Entry::Occupied(member) if member.get() == key => {
+                member.remove();
+                self.compact();
+                true
+            }
+            _ => false,
         }
-        self.keys.remove(&id);
-        self.compact();
-        true
     }
 
     fn is_live(&self, key: &AskKey) -> bool {
@@ -129,7 +124,7 @@ mod tests {
 
     #[test]
     fn an_index_reads_its_members_in_order_whatever_was_taken_out_or_replaced() {
-        let mut index = AskIndex::new();
+        let mut index = AskIndex::default();
         let mut model = std::collections::BTreeSet::new();
         // Sizes in a scrambled order, tasks replaced (a new key for the same task) and taken
         // out, well past the point where the heap is rebuilt.
@@ -165,7 +160,7 @@ mod tests {
 
     #[test]
     fn a_read_stops_at_what_it_wants_and_passes_over_what_it_leaves() {
-        let mut index = AskIndex::new();
+        let mut index = AskIndex::default();
         for task in 0..10 {
             index.insert(key(f64::from(task), 1, task));
         }

@@ -4,9 +4,9 @@
 //! - [`FreeWorkers`]: the workers with free slots, in the order slots are filled, with their free
 //!   slots in all and, per shape, how many of them hold tables for it (can an idle slot search a
 //!   job's tasks?); and those with no slot free that may be sent tasks ahead.
-//! - `askable` ([`AskKey`], an [`AskIndex`]): the running tasks of the current epochs that may be asked back,
-//!   the largest predicted first. `ahead`: as `askable`, for the tasks sent ahead and not
-//!   started (taken back before any running task is asked back).
+//! - `askable` ([`AskKey`], an [`AskIndex`]): the running tasks of the current epochs that may
+//!   be asked back, the largest predicted first. `ahead`: as `askable`, for the tasks sent ahead
+//!   and not started (taken back before any running task is asked back).
 //! - `holders`: per job, the workers holding one of its assignments (of any epoch), for the
 //!   cancels when it ends.
 //! - Counters: busy slots, and the workers holding tables per shape.

@@ -701,10 +701,21 @@ impl Job {
     /// those still running finish unheeded (their epoch is over), so the job's running tasks
     /// are the early ones only.
     pub(super) fn replace_now(&mut self, epoch: Epoch, bound: u32) {
+        self.renew_now(epoch, bound);
+        self.running = self.ahead.iter().map(Layer::running).sum();
+    }
+
+    /// The current bound's tasks become a new layer's (of a new epoch, at `bound`), the old
+    /// layer kept for its allocations.
+    fn renew_now(&mut self, epoch: Epoch, bound: u32) {
         let layer = self.fresh_layer(epoch, bound, self.now.slot);
+        self.set_now(layer);
+    }
+
+    /// `layer` becomes the current bound's, the old one kept for its allocations.
+    fn set_now(&mut self, layer: Layer) {
         let old = std::mem::replace(&mut self.now, layer);
         self.recycle(old);
-        self.running = self.ahead.iter().map(Layer::running).sum();
     }
 
     /// The first layer ahead becomes the current bound's (none: false).
@@ -712,8 +723,8 @@ impl Job {
         if self.ahead.is_empty() {
             return false;
         }
-        let old = std::mem::replace(&mut self.now, self.ahead.remove(0));
-        self.recycle(old);
+        let next = self.ahead.remove(0);
+        self.set_now(next);
         true
     }
 
@@ -995,9 +1006,7 @@ impl Job {
             .map_or(0, |&(_, n)| n);
         let whole = self.now.tasks[tid.index()].clone();
         let epoch = self.new_epoch();
-        let layer = self.fresh_layer(epoch, bound, self.now.slot);
-        let old = std::mem::replace(&mut self.now, layer);
-        self.recycle(old);
+        self.renew_now(epoch, bound);
         for unit in &mut self.units {
             unit.open = 0;
         }
