@@ -85,8 +85,6 @@ pub(super) struct Task {
     /// The unit it belongs to, whose nodes it adds to.
     pub(super) unit: usize,
     pub(super) work: Arc<WorkUnit>,
-    /// Its place in the serial search's depth-first order.
-    pub(super) order: DfsKey,
     /// Expected nodes (to choose which running task to ask back: the largest).
     pub(super) predicted: f64,
     pub(super) state: TaskState,
@@ -280,7 +278,7 @@ impl Layer {
     /// Queues tasks in depth-first order behind those of `queue` (see `ordered`).
     pub(super) fn push_ordered(&mut self, ids: impl IntoIterator<Item = TaskId>) {
         for id in ids {
-            let order = self.tasks[id.index()].order.clone();
+            let order = self.tasks[id.index()].order();
             self.ordered.push(Reverse((order, id)));
         }
     }
@@ -302,11 +300,7 @@ impl Layer {
     /// Adds tasks to the front of the queue (they go out next), in depth-first order.
     pub(super) fn push_next(&mut self, ids: impl IntoIterator<Item = TaskId>) {
         let mut ids: Vec<TaskId> = ids.into_iter().collect();
-        ids.sort_by(|&a, &b| {
-            self.tasks[b.index()]
-                .order
-                .cmp(&self.tasks[a.index()].order)
-        });
+        ids.sort_by_cached_key(|id| Reverse(self.tasks[id.index()].order()));
         self.queue.extend(ids);
     }
 }
@@ -421,11 +415,16 @@ impl Unit {
 }
 
 impl Task {
+    /// Its place in the serial search's depth-first order (computed when it is queued, not
+    /// stored: a task is smaller without it, and most are queued once).
+    pub(super) fn order(&self) -> DfsKey {
+        DfsKey::of(&self.work.prefix)
+    }
+
     pub(super) fn new(unit: usize, work: impl Into<Arc<WorkUnit>>, predicted: f64) -> Task {
         let work: Arc<WorkUnit> = work.into();
         Task {
             unit,
-            order: DfsKey::of(&work.prefix),
             work,
             predicted,
             state: TaskState::Pending,
