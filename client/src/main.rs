@@ -14,6 +14,13 @@ use npuzzle_telemetry::cli::LogArgs;
 
 use cmd::{batch, bench, cluster, jobs, load, ops, pdb, simulate, solve, tools};
 
+/// jemalloc, not the system's allocator: the embedded coordinator's scheduler allocates and
+/// frees a job's units and tasks by the thousand, and glibc hands freed pages back to the system
+/// and faults them in again (docs/performance.md, "The allocator").
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Optimal solutions for sliding-tile puzzles (8-, 15-, 24-puzzle, rectangles up to 5x5).
 ///
 /// Moves name the direction the BLANK moves: U, D, L, R. Every option can also be set by the

@@ -14,6 +14,13 @@ use npuzzle_proto::security::Token;
 use npuzzle_telemetry::cli::LogArgs;
 use tokio_util::sync::CancellationToken;
 
+/// jemalloc, not the system's allocator: the scheduler allocates and frees jobs' units and tasks
+/// by the thousand, and glibc hands freed pages back to the system and faults them in again
+/// (docs/performance.md, "The allocator").
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The npuzzle coordinator: takes solve requests from clients (gRPC service npuzzle.v1.Solver)
 /// and hands work units to workers (npuzzle.v1.Cluster), on one address.
 ///
