@@ -48,6 +48,24 @@ for bin in "$@"; do
       }'
   done
 done
+if [[ $# -gt 1 ]]; then
+  # The host's speed drifts within a sitting (by 1.3-2 times here within minutes), and medians
+  # taken apart carry the drift: each round's runs of two builds, back to back, make a pair, and
+  # the median of the pairs' ratios is the figure to compare builds by.
+  echo "# paired: each build's events/s over the first build's in the same round; median (quartiles)"
+  for bin in "${@:2}"; do
+    for t in $TRACES; do
+      paste <(grep "^$1 $t " "$runs" | awk '{print $3}') <(grep "^$bin $t " "$runs" | awk '{print $3}') |
+        awk '{print $2 / $1}' | sort -n | awk -v b="$bin" -v a="$1" -v t="$t" '
+          { r[NR] = $1 }
+          END {
+            mid = int((NR + 1) / 2); lo = int((NR + 3) / 4); hi = int((3 * NR + 3) / 4)
+            median = (NR % 2) ? r[mid] : (r[mid] + r[mid + 1]) / 2
+            printf "%s / %s %s: %.3f (%.3f-%.3f) over %d rounds\n", b, a, t, median, r[lo], r[hi], NR
+          }'
+    done
+  done
+fi
 if [[ "${CALLGRIND:-0}" == 1 ]]; then
   echo "# instructions in Scheduler::on_result (callgrind)"
   for bin in "$@"; do

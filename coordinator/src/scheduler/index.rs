@@ -19,7 +19,7 @@
 
 use std::cell::Cell;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use npuzzle_solver::{HeuristicKind, Shape};
 
@@ -89,8 +89,9 @@ pub(super) struct FreeWorkers {
     pub(super) order: BTreeSet<FreeKey>,
     /// Free slots over them: how many slots would idle if no task were queued.
     pub(super) slots: usize,
-    /// How many of them hold pattern databases for each shape.
-    by_shape: HashMap<Shape, usize>,
+    /// How many of them hold pattern databases for each shape (counted as workers join and leave
+    /// the free ones, on most events: a fast hash).
+    by_shape: foldhash::HashMap<Shape, usize>,
     /// The workers with no slot free that may be sent tasks ahead
     /// ([`SchedulerConfig::prefetch`](super::SchedulerConfig::prefetch)), the most room first:
     /// filled only after every free slot.
@@ -375,7 +376,7 @@ impl Scheduler {
 
     #[cfg(debug_assertions)]
     fn assert_indexes(&self) {
-        use std::collections::BTreeMap;
+        use std::collections::{BTreeMap, HashMap};
         let mut askable = BTreeSet::new();
         let mut ahead = BTreeSet::new();
         let mut ahead_out = 0;
