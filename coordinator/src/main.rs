@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 /// jemalloc, not the system's allocator: the scheduler allocates and frees jobs' units and tasks
 /// by the thousand, and glibc hands freed pages back to the system and faults them in again
-/// (docs/performance.md, "The allocator").
+/// (docs/performance.md, "jemalloc, and a smaller task").
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
