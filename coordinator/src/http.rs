@@ -565,19 +565,14 @@ async fn solve(
     api.authorize(&headers, peer)?;
     let mut metric = RequestMetric::start("http");
     let request = solve_request(&body).inspect_err(|_| {
-        metric.failed(&Status::invalid_argument(""));
+        metric.invalid();
     })?;
-    // The metrics label a request by the gRPC code of its outcome, whichever way it came.
-    match api.shared.solve(&request, None, Some(peer.ip())).await {
-        Ok(response) => {
-            let answer = ApiAnswer::from_response(&response);
-            metric.finish(&Ok(response));
-            Ok(json(&answer))
-        }
-        Err(error) => {
-            metric.failed(&Status::from(error.clone()));
-            Err(error.into())
-        }
+    // The metrics label a request by its outcome, whichever way it came.
+    let answer = api.shared.solve(&request, None, Some(peer.ip())).await;
+    metric.finish(&answer);
+    match answer {
+        Ok(response) => Ok(json(&ApiAnswer::from_response(&response))),
+        Err(error) => Err(error.into()),
     }
 }
 

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
 use npuzzle_proto::v1;
-use tonic::{Code, Status};
 
 use crate::cluster::ClusterStats;
 use crate::scheduler::Totals;
+use crate::solve::Answer;
 
 pub const REQUESTS: &str = "npuzzle_coordinator_requests_total";
 pub const REQUEST_DURATION: &str = "npuzzle_coordinator_request_duration_seconds";
@@ -40,7 +40,7 @@ pub const CONNECTIONS_REFUSED: &str = "npuzzle_coordinator_connections_refused_t
 pub fn describe() {
     describe_counter!(
         REQUESTS,
-        "Solve and SolveStream requests answered, by rpc and outcome (solved, unsolvable, invalid, unavailable, failed_precondition, deadline_exceeded, cancelled, internal)"
+        "Solve and SolveStream requests answered, by rpc and outcome (solved, unsolvable, cancelled, deadline_exceeded; refused: invalid, busy, failed_precondition, unavailable, internal)"
     );
     describe_histogram!(
         REQUEST_DURATION,
@@ -95,8 +95,9 @@ pub fn describe() {
     );
 }
 
-/// The `outcome` label of an answer.
-pub fn outcome(answer: &Result<v1::SolveResponse, Status>) -> &'static str {
+/// The `outcome` label of an answer: what the request ended with, or why it was refused
+/// ([`SolveError::outcome`](crate::solve::SolveError::outcome)).
+pub(crate) fn outcome(answer: &Answer) -> &'static str {
     match answer {
         Ok(r) => match v1::Outcome::try_from(r.outcome) {
             Ok(v1::Outcome::Solved) => "solved",
@@ -105,14 +106,7 @@ pub fn outcome(answer: &Result<v1::SolveResponse, Status>) -> &'static str {
             Ok(v1::Outcome::DeadlineExceeded) => "deadline_exceeded",
             _ => "unknown",
         },
-        Err(status) => match status.code() {
-            Code::InvalidArgument => "invalid",
-            Code::Unavailable => "unavailable",
-            Code::FailedPrecondition => "failed_precondition",
-            Code::DeadlineExceeded => "deadline_exceeded",
-            Code::Cancelled => "cancelled",
-            _ => "internal",
-        },
+        Err(error) => error.outcome(),
     }
 }
 
@@ -135,13 +129,13 @@ impl RequestMetric {
     }
 
     /// Records how the request ended.
-    pub fn finish(&mut self, answer: &Result<v1::SolveResponse, Status>) {
+    pub(crate) fn finish(&mut self, answer: &Answer) {
         self.record(outcome(answer));
     }
 
-    /// Records a request that ended with an error status.
-    pub fn failed(&mut self, status: &Status) {
-        self.record(outcome(&Err(status.clone())));
+    /// Records a request refused before it was understood (a body that is not a request).
+    pub(crate) fn invalid(&mut self) {
+        self.record("invalid");
     }
 
     fn record(&mut self, outcome: &'static str) {
@@ -186,5 +180,37 @@ pub fn unauthenticated(service: &'static str, reason: &'static str) {
 pub fn nodes(searcher: &'static str, expanded: u64) {
     if expanded > 0 {
         counter!(NODES, "searcher" => searcher).increment(expanded);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solve::SolveError;
+
+    /// Each refusal is counted under its own outcome: a request refused past the search
+    /// limits is `busy` (it was once counted as `internal`, from the gRPC status it became).
+    #[test]
+    fn each_refusal_is_counted_under_what_refused_it() {
+        let expected = vec![
+            "unavailable",
+            "invalid",
+            "busy",
+            "failed_precondition",
+            "unavailable",
+            "unavailable",
+            "unavailable",
+            "unavailable",
+            "internal",
+            "internal",
+        ];
+        for (error, label) in SolveError::each_paired_with(expected) {
+            assert_eq!(outcome(&Err(error.clone())), label, "{error:?}");
+        }
+        let solved = v1::SolveResponse {
+            outcome: v1::Outcome::Solved as i32,
+            ..Default::default()
+        };
+        assert_eq!(outcome(&Ok(solved)), "solved");
     }
 }

@@ -133,10 +133,9 @@ impl SolverRpc for SolverService {
                 grpc_timeout(&request),
                 client_address(&request),
             )
-            .await
-            .map_err(Status::from);
+            .await;
         metric.finish(&answer);
-        answer.map(Response::new)
+        answer.map(Response::new).map_err(Status::from)
     }
 
     type SolveStreamStream = EventStream;
@@ -158,15 +157,16 @@ impl SolverRpc for SolverService {
                 started,
             )
             .await
-            .map_err(Status::from)
-            .inspect_err(|e| metric.failed(e))?;
+            .map_err(|e| {
+                metric.finish(&Err(e.clone()));
+                Status::from(e)
+            })?;
         let (tx, rx) = mpsc::channel(16);
         let search = match begun {
             Begun::Answered(response) => {
-                let answer = Ok(response);
-                metric.finish(&answer);
+                metric.finish(&Ok(response.clone()));
                 shared.activity.record(started.elapsed());
-                let _ = tx.try_send(answer.map(result_event));
+                let _ = tx.try_send(Ok(result_event(response)));
                 return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
             }
             Begun::Searching(search) => search,
@@ -198,12 +198,14 @@ impl SolverRpc for SolverService {
             // A client that goes away drops the receiver: stop waiting (leaving the flight
             // cancels it if no one else waits).
             let answer = tokio::select! {
-                a = following => a.map_err(Status::from),
+                a = following => a,
                 _ = tx.closed() => return,
             };
             metric.finish(&answer);
             shared.activity.record(started.elapsed());
-            let _ = tx.send(answer.map(result_event)).await;
+            let _ = tx
+                .send(answer.map(result_event).map_err(Status::from))
+                .await;
             // The search's place under the limits is held until its answer is on its way.
             drop(search);
         });

@@ -78,6 +78,24 @@ pub(crate) enum SolveError {
     Lost,
 }
 
+impl SolveError {
+    /// The `outcome` label of the requests it ends, in the coordinator's metrics: one per
+    /// gRPC code it maps to, and `busy` for a refusal past the search limits.
+    pub(crate) fn outcome(&self) -> &'static str {
+        match self {
+            SolveError::Invalid(_) => "invalid",
+            SolveError::NoTables(_) => "failed_precondition",
+            SolveError::Busy { .. } => "busy",
+            SolveError::Draining
+            | SolveError::NoWorker { .. }
+            | SolveError::TablesGone { .. }
+            | SolveError::ShuttingDown
+            | SolveError::Stopped { .. } => "unavailable",
+            SolveError::Failed(_) | SolveError::Lost => "internal",
+        }
+    }
+}
+
 /// What is wrong with a request.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum InvalidRequest {
