@@ -3,7 +3,7 @@
 //! are capped), and a search's progress into `SolveStream`'s events. Boards, goals, moves and
 //! heuristics convert in `npuzzle_proto`; the pipeline's answers are already `SolveResponse`s.
 
-use npuzzle_proto::{moves_from_wire, v1};
+use npuzzle_proto::{moves_from_wire, split_next_bound_from_wire, v1};
 
 use crate::flight::{Flight, FlightState};
 use crate::scheduler::{HandedBack, JobId, Report, TaskId, UnitResult};
@@ -33,11 +33,7 @@ pub(crate) fn result_from_wire(r: v1::UnitResult) -> UnitResult {
             match pieces {
                 Ok(pieces) => Report::Split {
                     bound: r.bound,
-                    next_bound: if r.next_bound == 0 {
-                        u32::MAX
-                    } else {
-                        r.next_bound
-                    },
+                    next_bound: split_next_bound_from_wire(r.next_bound),
                     pieces,
                 },
                 Err(e) => Report::Failed(format!("unreadable piece: {e}")),

@@ -182,9 +182,35 @@ pub fn last_move_from_wire(text: &str) -> Result<Option<Move>, WireError> {
     }
 }
 
+/// A split's `next_bound` on the wire (`UNIT_STATUS_SPLIT`): 0 when the part searched met no f
+/// above the bound, which the solver says with `u32::MAX`. (An exhausted unit's `next_bound`
+/// goes as it is: `u32::MAX` there.)
+pub fn split_next_bound_to_wire(next_bound: u32) -> u32 {
+    if next_bound == u32::MAX {
+        0
+    } else {
+        next_bound
+    }
+}
+
+/// The solver's form of a split's `next_bound` from the wire: [`split_next_bound_to_wire`]
+/// undone.
+pub fn split_next_bound_from_wire(wire: u32) -> u32 {
+    if wire == 0 { u32::MAX } else { wire }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_splits_next_bound_of_none_is_zero_on_the_wire_and_back() {
+        for next in [u32::MAX, 1, 52, u32::MAX - 1] {
+            let wire = split_next_bound_to_wire(next);
+            assert_eq!(wire == 0, next == u32::MAX, "{next}");
+            assert_eq!(split_next_bound_from_wire(wire), next);
+        }
+    }
 
     fn wire(w: u32, h: u32, tiles: Vec<u32>) -> v1::Board {
         v1::Board {

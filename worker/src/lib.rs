@@ -21,6 +21,8 @@
 //! # Layout
 //!
 //! - [`pool`]: the search threads and their queue.
+//! - `priority`: the search threads run at a lower priority than the runtime's (the crate's
+//!   only `unsafe`, a system call; denied everywhere else).
 //! - [`metrics`]: the `npuzzle_worker_*` Prometheus metrics (units by outcome, nodes, busy
 //!   slots), served with [`Config::metrics`].
 //! - [`tables`]: pattern databases on disk: where they live, verified loading, rebuilding, and
@@ -38,8 +40,12 @@
 //! # Ok(()) }
 //! ```
 
+// `unsafe` lives in one place only: `priority.rs` (allowed there).
+#![deny(unsafe_code)]
+
 pub mod metrics;
 pub mod pool;
+mod priority;
 pub mod tables;
 
 use std::collections::HashMap;

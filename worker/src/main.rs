@@ -1,5 +1,7 @@
 //! `npuzzle-worker`: join an npuzzle coordinator and search the units it hands out.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 
 use anyhow::Context;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use npuzzle_proto::{
     board_from_wire, goal_from_wire, heuristic_from_wire, last_move_from_wire, moves_from_wire,
-    moves_to_wire, v1,
+    moves_to_wire, split_next_bound_to_wire, v1,
 };
 use npuzzle_solver::{Goal, HeuristicKind, Limits, Solver, TRAIL_MOVES, UnitOutcome, WorkUnit};
 use tokio::sync::mpsc::UnboundedSender;
@@ -81,7 +81,7 @@ impl Pool {
             let spawned = std::thread::Builder::new()
                 .name(format!("search-{i}"))
                 .spawn(move || {
-                    lower_priority();
+                    crate::priority::lower_priority();
                     let mut solvers = HashMap::new();
                     loop {
                         let task = {
@@ -140,21 +140,6 @@ pub fn guarded(a: &v1::Assignment, search: impl FnOnce() -> v1::UnitResult) -> v
         }
     }
 }
-
-/// Search threads yield the CPU to the runtime's threads, which carry cancels, heartbeats and
-/// results: on a machine whose every core is searching, a cancel must not wait for a time slice.
-#[cfg(target_os = "linux")]
-fn lower_priority() {
-    // SAFETY: gettid and setpriority take no pointers; PRIO_PROCESS with a thread id changes only
-    // this thread's nice value (Linux semantics). Failure just leaves the priority unchanged.
-    unsafe {
-        let tid = libc::gettid();
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn lower_priority() {}
 
 /// A solver for `goal` and `kind`: pattern databases come from `tables`. `Err` carries the
 /// status to report: `Unsupported` when this worker has no tables for the shape.
@@ -281,11 +266,7 @@ fn search(
                 UnitOutcome::Split(split) => {
                     result.status = v1::UnitStatus::Split as i32;
                     result.bound = split.bound;
-                    result.next_bound = if split.next_bound == u32::MAX {
-                        0
-                    } else {
-                        split.next_bound
-                    };
+                    result.next_bound = split_next_bound_to_wire(split.next_bound);
                     // The unit's prefix is empty here: each piece's prefix is its moves from
                     // the assignment's board.
                     result.pieces = split
