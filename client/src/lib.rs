@@ -19,6 +19,9 @@
 //! - [`remote`]: the same through a coordinator (`--coordinator URL`), and the options of the
 //!   embedded cluster used when no coordinator is named ([`remote::embedded`]; the cluster
 //!   itself, and the one wait for workers to join, are `npuzzle_cluster`'s).
+//! - [`jobs`]: detached jobs on a coordinator: `submit`, `jobs`, `wait`, `cancel`.
+//! - [`simulate`]: `trace` (record searches) and `simulate` (replay them through the real
+//!   scheduler with simulated workers).
 //! - [`ops`]: `stats` (the cluster's state) and `health` (a grpc.health.v1 check with probe
 //!   exit codes).
 //!

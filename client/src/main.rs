@@ -16,7 +16,7 @@ use cmd::{batch, bench, cluster, jobs, load, ops, pdb, simulate, solve, tools};
 
 /// jemalloc, not the system's allocator: the embedded coordinator's scheduler allocates and
 /// frees a job's units and tasks by the thousand, and glibc hands freed pages back to the system
-/// and faults them in again (docs/performance.md, "jemalloc, and a smaller task").
+/// and faults them in again (docs/benchmarks/2026-12-scheduler-speed.md, "jemalloc, and a smaller task").
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -8,12 +8,12 @@
 //!
 //! # Layout
 //!
-//! - [`LocalCluster`], [`Options`], [`ClusterError`]: a coordinator on loopback and its
+//! - `local`: [`LocalCluster`], [`Options`], [`ClusterError`]: a coordinator on loopback and its
 //!   workers on the current tokio runtime; workers can be added ([`LocalCluster::add_worker`])
 //!   and stopped one by one, and a task that fails is reported, not dropped.
-//! - [`connect`], [`Coordinator`], [`ConnectError`]: a client of a coordinator's
+//! - `connect`: [`connect`], [`Coordinator`], [`ConnectError`]: a client of a coordinator's
 //!   `npuzzle.v1.Solver` carrying the client token, for a local cluster and a named one alike.
-//! - [`wait_for_workers`], [`JoinError`], [`JOIN_TIMEOUT`]: the one join wait.
+//! - `join`: [`wait_for_workers`], [`JoinError`], [`JOIN_TIMEOUT`]: the one join wait.
 //! - `testing` (feature `test-util`, for dev-dependencies only): what the tests of every crate
 //!   share: `testing::TestCluster` (a [`LocalCluster`] with panicking conveniences),
 //!   `testing::ClusterThread` (one on a runtime thread of its own, for tests that run a

@@ -26,6 +26,11 @@
 //!   admit, choose a heuristic, follow a flight), and its errors, `SolveError`. No tonic.
 //! - `flight`: the flight driver, one task per search running now: solved here, sent whole to a
 //!   worker, or probed and cut into units; its progress and end published to its waiters.
+//! - `progress`: a running search's progress and its forecast (fraction done, time left), for
+//!   the console and `SolveStream`.
+//! - `jobs`: detached jobs, searches that outlive the call that submitted them, by id.
+//! - `durable`: detached jobs that outlive the coordinator: their records in the store, and
+//!   their resumption at start-up.
 //! - `console`: the views of searches running and ended, the request rate, and `Stats`.
 //! - `handshake`: what a worker's hello gets it, a pure function (admitted or refused).
 //! - `wire`: worker results into the scheduler's terms; `SolveStream`'s events.

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 /// jemalloc, not the system's allocator: the scheduler allocates and frees jobs' units and tasks
 /// by the thousand, and glibc hands freed pages back to the system and faults them in again
-/// (docs/performance.md, "jemalloc, and a smaller task").
+/// (docs/benchmarks/2026-12-scheduler-speed.md, "jemalloc, and a smaller task").
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -165,7 +165,7 @@ struct Args {
     /// With `--async-bounds`, how many bounds past the current one a unit may go on to (1 to
     /// 3): a unit that has exhausted every bound up to one ahead goes on to the next while the
     /// current bound's tail is searched elsewhere. More fills idle threads with work of bounds
-    /// the answer may not need (docs/performance.md).
+    /// the answer may not need (docs/benchmarks/2026-12-simulation-model.md).
     #[arg(long, env = "NPUZZLE_BOUNDS_AHEAD", default_value_t = SchedulerConfig::default().bounds_ahead)]
     bounds_ahead: usize,
     /// Units are cut ahead of a bound no finer than the whole cluster searches in this many
@@ -180,7 +180,7 @@ struct Args {
     /// Units are cut ahead of a bound no finer than √(the bound's predicted nodes × this): what
     /// one task costs this coordinator, in the nodes a worker thread searches meanwhile. It
     /// balances a bound's longest task against the coordinator's time for all its tasks
-    /// (docs/performance.md); 0: no such floor.
+    /// (docs/benchmarks/2026-12-simulation-small-bounds.md); 0: no such floor.
     #[arg(
         long,
         env = "NPUZZLE_TASK_COST_NODES",

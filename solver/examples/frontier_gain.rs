@@ -2,7 +2,7 @@
 //! already seen dropped, as `Solver::frontier` does) into at least N units, which are then
 //! searched bound after bound in order, as one serial search would (the A*+IDA* idea of Bu &
 //! Korf 2019, with a breadth-first frontier); N = 1 is plain IDA*. Prints the units, the depth,
-//! the nodes and the time for each N (docs/performance.md, issue 21).
+//! the nodes and the time for each N (docs/benchmarks/2026-12-24-puzzle-max-layouts.md, issue 21).
 //!
 //! ```sh
 //! grep -E '^(38|40|44) ' data/korf24_50.txt | cargo run --release -p npuzzle-solver \

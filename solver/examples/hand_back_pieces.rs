@@ -5,7 +5,7 @@
 //! An instance is cut breadth-first into at least N units; every K-th unit of at least
 //! 10 × BUDGET nodes under BOUND is searched whole, then again stopped after BUDGET nodes, and
 //! each piece it hands back is searched whole. Prints, per unit and in all, the pieces and their
-//! sizes, real and modelled (docs/performance.md, issue 23).
+//! sizes, real and modelled (docs/benchmarks/2026-12-simulation-model.md, issue 23).
 //!
 //! ```sh
 //! grep -E '^29 ' data/korf24_50.txt | cargo run --release -p npuzzle-solver \

@@ -7,29 +7,30 @@
 //!
 //! # Layout
 //!
-//! - [`Shape`], [`Board`], [`Goal`]: boards of any width and height in `2..=5`, parsed from text
-//!   with errors that name the offending token ([`ParseError`]); goals blank-last (the judge
-//!   problems'), blank-first (Korf's) or any permutation; [`Goal::can_reach`] decides
-//!   solvability by parity, so unsolvable boards are never searched.
-//! - [`Move`]: a letter names the direction the **blank** moves (`U D L R`);
+//! - `shape`, `board`, `goal`: [`Shape`], [`Board`], [`Goal`]: boards of any width and height
+//!   in `2..=5`, parsed from text with errors that name the offending token ([`ParseError`]);
+//!   goals blank-last (the judge problems'), blank-first (Korf's) or any permutation;
+//!   [`Goal::can_reach`] decides solvability by parity, so unsolvable boards are never searched.
+//! - `moves`: [`Move`]: a letter names the direction the **blank** moves (`U D L R`);
 //!   [`Board::apply`] and [`Board::verify`] name the first illegal move by index.
-//! - [`BoardKey`]: a compact cache key; two (board, goal) pairs with the same key have the same
-//!   solutions.
-//! - [`Heuristic`]: [`Manhattan`] and [`LinearConflict`], updated incrementally per move, and
-//!   [`ExactDistance`] (a table of every state) for boards of up to 9 cells.
-//! - [`Solver`]: IDA* with an allocation-free hot loop, [`Limits`] (cancel flag, node budget,
-//!   maximum bound) and [`SearchStats`]. It skips duplicate move sequences (Taylor & Korf's
-//!   automaton of 19,625 forbidden strings up to 14 moves, valid on every board), which keeps
-//!   the answers of plain IDA* with fewer nodes ([`Solver::with_duplicate_pruning`]); and the
-//!   work-unit API the cluster distributes:
-//!   [`Solver::frontier`] cuts the tree into [`WorkUnit`]s, [`Solver::search_unit`] searches one
-//!   under a bound and [`Solver::search_from`] bound after bound; a unit search stopped by its
-//!   budget or by [`Limits::hand_back`] returns the unsearched rest as [`Piece`]s
-//!   ([`UnitOutcome::Split`]), so nothing searched is lost.
-//! - [`BoundForecast`]: what a bound will cost, from the growth the search measured over its
-//!   earlier bounds (progress bars and ETAs).
-//! - [`Trace`]: what a search costs subtree by subtree ([`Solver::trace_bound`]), for the
-//!   cluster's simulator.
+//! - `key`: [`BoardKey`]: a compact cache key; two (board, goal) pairs with the same key have
+//!   the same solutions.
+//! - `heuristic`: [`Heuristic`], [`Manhattan`] and [`LinearConflict`], updated incrementally per
+//!   move; `exact`: [`ExactDistance`] (a table of every state) for boards of up to 9 cells;
+//!   `pdb`: additive pattern databases ([`PdbHeuristic`], [`Partition`]).
+//! - `search`: [`Solver`]: IDA* with an allocation-free hot loop, [`Limits`] (cancel flag, node
+//!   budget, maximum bound) and [`SearchStats`]. It skips duplicate move sequences (`duplicates`:
+//!   Taylor & Korf's automaton of 19,625 forbidden strings up to 14 moves, valid on every
+//!   board), which keeps the answers of plain IDA* with fewer nodes
+//!   ([`Solver::with_duplicate_pruning`]); and the work-unit API the cluster distributes
+//!   (`units`): [`Solver::frontier`] cuts the tree into [`WorkUnit`]s, [`Solver::search_unit`]
+//!   searches one under a bound and [`Solver::search_from`] bound after bound; a unit search
+//!   stopped by its budget or by [`Limits::hand_back`] returns the unsearched rest as
+//!   [`Piece`]s ([`UnitOutcome::Split`]), so nothing searched is lost.
+//! - `forecast`: [`BoundForecast`]: what a bound will cost, from the growth the search measured
+//!   over its earlier bounds (progress bars and ETAs).
+//! - `trace`: [`Trace`]: what a search costs subtree by subtree ([`Solver::trace_bound`]), for
+//!   the cluster's simulator.
 //! - [`store`] (feature `store`): the pattern databases' files, [`store::TableStore`]: where
 //!   they live, verified loading, rebuilding, saving.
 //!

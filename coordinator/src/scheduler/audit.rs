@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use npuzzle_solver::{Move, WorkUnit};
 
-use super::job::{Job, Layer, Task, TaskState, Which};
+use super::job::Job;
 use super::messages::{Command, DisconnectReason, Epoch, JobId, Report, TaskId, WorkerId};
+use super::task::{Layer, Task, TaskState, Which};
 use super::{RESTORED_REPORTER, Scheduler, SchedulerConfig};
 
 /// What an audit task checks: that `reporter`'s word holds, by searching under `bound`

@@ -30,8 +30,9 @@ use std::time::{Duration, Instant};
 use npuzzle_solver::{WorkUnit, moves_to_string, parse_moves};
 
 use super::audit::Claim;
-use super::job::{Job, MAX_NEXT_BOUND, Task, TaskState, Unit, Which, valid_next_bound};
+use super::job::{Job, MAX_NEXT_BOUND, valid_next_bound};
 use super::messages::{JobSpec, JobStats, TaskId, WorkerId};
+use super::task::{Task, TaskState, Unit, Which};
 use super::{Command, JobId, Scheduler, SchedulerConfig};
 
 /// The reporter of every claim restored from a checkpoint: no worker has this id (the

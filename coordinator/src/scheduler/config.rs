@@ -174,7 +174,7 @@ impl SchedulerConfig {
         if self.split_parts < 2 {
             return Err(InvalidSchedulerConfig::SplitParts(self.split_parts));
         }
-        if !(1..=super::job::MAX_AHEAD).contains(&self.bounds_ahead) {
+        if !(1..=super::task::MAX_AHEAD).contains(&self.bounds_ahead) {
             return Err(InvalidSchedulerConfig::BoundsAhead(self.bounds_ahead));
         }
         if self.max_tasks_per_job == 0 || self.max_tasks_per_job > 1 << 30 {

@@ -12,8 +12,8 @@
 
 use super::Scheduler;
 use super::index::{AskKey, ask_key};
-use super::job::TaskState;
 use super::messages::{Assignment, Command, JobId, TaskId, WorkerId};
+use super::task::TaskState;
 
 impl Scheduler {
     /// The next (worker, job) to pair: among the workers with free slots, the freest (lowest id

@@ -25,9 +25,9 @@ use npuzzle_solver::{HeuristicKind, Shape};
 
 use super::Scheduler;
 use super::ask_index::AskIndex;
-use super::job::{Task, TaskState, Which};
 use super::members::{FreeEntry, FreeKey, Worker};
 use super::messages::{JobId, TaskId, WorkerId};
+use super::task::{Task, TaskState, Which};
 
 /// `x`'s place in `f64::total_cmp`'s order, as an integer: the sign bit flipped for positive
 /// numbers, every bit for negative ones.

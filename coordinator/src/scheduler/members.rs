@@ -14,8 +14,8 @@ use npuzzle_solver::Shape;
 
 use super::Scheduler;
 use super::admission::Capabilities;
-use super::job::TaskState;
 use super::messages::{Command, DisconnectReason, Epoch, JobId, TaskId, WorkerId};
+use super::task::TaskState;
 
 pub(super) struct Worker {
     pub(super) slots: usize,

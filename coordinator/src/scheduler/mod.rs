@@ -10,7 +10,9 @@
 //!   [`Command`], …) and the ids they carry.
 //! - `config.rs`: [`SchedulerConfig`], its defaults.
 //! - `admission.rs`: which heuristic a job gets from the workers connected now.
-//! - `job.rs`: one job's units, tasks, queue and bounds.
+//! - `task.rs`: the data a job's books are made of: units, tasks, layers (one bound's tasks,
+//!   queue and barrier counts).
+//! - `job.rs`: one job's books over them: its units, layers and bounds, and how a bound is cut.
 //! - `members.rs`: the workers, their leases, trust and free slots, and how one is dropped.
 //! - `audit.rs`: audits and probation.
 //! - `checkpoint.rs`: a job's proven progress saved as plain data, and a job resumed from it.
@@ -18,6 +20,7 @@
 //! - `dispatch.rs`: free slots paired with queued tasks, and running tasks asked back.
 //! - `index.rs`: what an event looks up instead of scanning the cluster (free workers, running
 //!   tasks by size, each job's holders), and the count of entries visited.
+//! - `ask_index.rs`: the running tasks that may be asked back, largest first.
 //! - here: [`Scheduler`], its events, and the bound-to-bound life of a job.
 //!
 //! # How a job is searched
@@ -117,6 +120,7 @@ mod job;
 mod members;
 mod messages;
 mod reports;
+mod task;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -137,9 +141,10 @@ pub use messages::{
 use ask_index::AskIndex;
 use audit::{Auditing, MAX_LIE_RESTARTS};
 use index::{FreeWorkers, Visits};
-use job::{Grain, Job, MAX_BOUND_STEP, Task, TaskState, Unit, Which};
+use job::{Grain, Job, MAX_BOUND_STEP};
 use members::Worker;
 use reports::Reported;
+use task::{Task, TaskState, Unit, Which};
 
 /// The scheduling state machine.
 pub struct Scheduler {

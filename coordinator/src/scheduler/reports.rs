@@ -8,10 +8,11 @@ use npuzzle_solver::{HeuristicKind, Move};
 
 use super::Scheduler;
 use super::audit::{AuditOf, Auditing, MAX_LIE_RESTARTS, Scrutiny};
-use super::job::{MAX_BOUND_STEP, Task, Which, valid_next_bound};
+use super::job::{MAX_BOUND_STEP, valid_next_bound};
 use super::messages::{
     Command, DisconnectReason, HandedBack, JobId, JobOutcome, Report, TaskId, WorkerId,
 };
+use super::task::{Task, Which};
 
 /// A current report (its task running on its worker in the job's epoch), with what every kind
 /// of report needs to know about it.

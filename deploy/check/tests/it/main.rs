@@ -1,4 +1,5 @@
-//! Checks of the deployment files against the binaries: flags, environment variables, ports and paths.
+//! Checks of the deployment files against the binaries (flags, environment variables, ports and
+//! paths), and of the house rules every file keeps (`house_rules`).
 //!
 //! One test binary for the crate (each links the whole stack: one link instead of many);
 //! one module per behaviour. Run one with `cargo test -p CRATE --test it MODULE::`.
@@ -7,6 +8,7 @@ mod common;
 
 mod compose;
 mod dockerfile;
+mod house_rules;
 mod kubernetes;
 mod monitoring;
 mod systemd;
