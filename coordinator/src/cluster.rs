@@ -551,7 +551,17 @@ impl Actor {
             true
         });
         if self.metrics {
-            crate::metrics::publish_cluster(&self.stats(), &self.scheduler.totals());
+            let (stats, totals) = (self.stats(), self.scheduler.totals());
+            crate::metrics::publish_cluster(&crate::metrics::ClusterGauges {
+                workers: stats.workers,
+                slots: stats.slots,
+                busy_slots: stats.busy_slots,
+                queued_units: stats.queue_depth,
+                running_jobs: stats.running_jobs,
+                units_assigned: totals.units_assigned,
+                units_split: totals.units_split,
+                units_requeued: totals.units_requeued,
+            });
         }
     }
 }

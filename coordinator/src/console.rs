@@ -1,17 +1,13 @@
-//! What the coordinator shows of itself: the searches running now and the last ones to end (the
-//! web console and `GET /api/v1/searches`), the requests answered (the console's charts), and
-//! what `Stats` reports (and `GET /api/v1/stats`). Views only: nothing here changes a search.
+//! The records the coordinator shows of itself: a search running now or ended lately (the web
+//! console and `GET /api/v1/searches`; kept by `searches.rs`) and the requests answered (the
+//! console's charts). Plain records, a leaf: nothing here knows a search.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use npuzzle_proto::{moves_to_wire, v1};
-
-use crate::flight::{Flight, FlightEnd};
 use crate::scheduler::JobId;
-use crate::state::Shared;
 
 /// Searches kept in [`Recent`].
 const MAX_RECENT: usize = 20;
@@ -93,105 +89,21 @@ pub(crate) struct Recent(Mutex<VecDeque<FinishedView>>);
 impl Recent {
     /// A panic elsewhere while the lock was held leaves a list that is still whole (each step
     /// is one push or pop), so a poisoned lock is used as it is.
-    fn list(&self) -> std::sync::MutexGuard<'_, VecDeque<FinishedView>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<FinishedView>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn push(&self, finished: FinishedView) {
-        let mut recent = self.list();
+    /// The searches kept, oldest first.
+    pub(crate) fn list(&self) -> Vec<FinishedView> {
+        self.lock().iter().cloned().collect()
+    }
+
+    /// Keeps `finished`, dropping the oldest past [`MAX_RECENT`].
+    pub(crate) fn push(&self, finished: FinishedView) {
+        let mut recent = self.lock();
         if recent.len() >= MAX_RECENT {
             recent.pop_front();
         }
         recent.push_back(finished);
-    }
-}
-
-/// `flight` as the console shows it, with `waiters` waiting for it.
-fn view(flight: &Flight, waiters: usize) -> SearchView {
-    let state = flight.state.borrow();
-    let outlook = state.bounds_seen.outlook(std::time::Instant::now());
-    let estimate = outlook.estimate;
-    SearchView {
-        job: flight.job,
-        board: flight.board.to_string(),
-        goal: flight.goal.board().to_string(),
-        heuristic: flight.heuristic.to_string(),
-        bound: state.bound,
-        bounds: state.bounds.clone(),
-        units_done: state.units_done,
-        units_total: state.units_total,
-        nodes: state.nodes,
-        bound_nodes: outlook.nodes_in_bound,
-        predicted_nodes: estimate.map(|e| e.predicted_nodes),
-        fraction: estimate.map(|e| e.fraction),
-        eta_secs: estimate.and_then(|e| e.eta_secs),
-        next_bound_nodes: estimate.and_then(|e| e.next_bound_nodes),
-        extrapolated: outlook.extrapolated,
-        elapsed_ms: flight.started.elapsed().as_millis() as u64,
-        waiters,
-    }
-}
-
-impl Shared {
-    /// The searches running now, oldest first.
-    pub fn searches(&self) -> Vec<SearchView> {
-        let mut views: Vec<SearchView> = self
-            .flights
-            .snapshot()
-            .into_iter()
-            .map(|(flight, waiters)| view(&flight, waiters))
-            .collect();
-        views.sort_unstable_by_key(|v| v.job);
-        views
-    }
-
-    /// The last searches to end, oldest first.
-    pub fn finished(&self) -> Vec<FinishedView> {
-        self.recent.list().iter().cloned().collect()
-    }
-
-    /// Keeps `flight`'s end for [`Shared::finished`].
-    pub(crate) fn remember(&self, flight: &Flight, waiters: usize, end: &FlightEnd) {
-        let (outcome, moves) = match end {
-            FlightEnd::Solved { path, .. } => ("solved", Some(moves_to_wire(path))),
-            FlightEnd::Cancelled { .. } => ("cancelled", None),
-            FlightEnd::ShuttingDown { .. } => ("stopped", None),
-            FlightEnd::Failed(_) => ("failed", None),
-        };
-        let mut search = view(flight, waiters);
-        if let FlightEnd::Solved { nodes, .. } = end {
-            search.nodes = *nodes;
-        }
-        self.recent.push(FinishedView {
-            search,
-            outcome,
-            moves,
-            ended_ms: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
-        });
-    }
-
-    /// What `Stats` reports (and `GET /api/v1/stats`): the cluster, the searches, the cache.
-    pub(crate) async fn stats(&self) -> v1::StatsResponse {
-        let c = self.cluster.stats().await;
-        let cache = &self.cache;
-        let (hits, misses) = (cache.hits(), cache.misses());
-        v1::StatsResponse {
-            workers: c.workers as u32,
-            slots: c.slots as u32,
-            running_jobs: self.flights.len() as u32,
-            queue_depth: c.queue_depth as u32,
-            cache_entries: cache.len() as u64,
-            cache_hits: hits,
-            cache_misses: misses,
-            cache_hit_rate: if hits + misses > 0 {
-                hits as f64 / (hits + misses) as f64
-            } else {
-                0.0
-            },
-            busy_slots: c.busy_slots as u64,
-            late_nodes: c.late_nodes,
-        }
     }
 }

@@ -1,5 +1,5 @@
 //! The JSON API over HTTP, served with `--http-listen` ([`crate::Config::http`]) beside gRPC, by
-//! the same runtime and from the same [`Shared`] state: a request here takes the same path as a
+//! the same runtime and from the same solve pipeline (`solve.rs`): a request here takes the same path as a
 //! gRPC `Solve` (validation, cache, flights, admissions), and gets the same answers and errors.
 //!
 //! - `POST /api/v1/solve`: one board (see [`SolveBody`]); the answer as `npuzzle solve --json`
@@ -42,10 +42,9 @@ use tokio_util::sync::CancellationToken;
 use tonic::Status;
 
 use crate::auth::RequireToken;
-use crate::jobs::JobError;
+use crate::jobs::{JobError, Jobs};
 use crate::metrics::RequestMetric;
-use crate::solve::SolveError;
-use crate::state::Shared;
+use crate::solve::{self, Pipeline, SolveError};
 
 /// The largest request body accepted: a 5x5 board with a custom goal is a few hundred bytes.
 const MAX_BODY: usize = 16 * 1024;
@@ -85,7 +84,8 @@ pub const HISTORY: usize = 300;
 
 /// What every handler needs.
 struct Api {
-    shared: Arc<Shared>,
+    pipeline: Arc<Pipeline>,
+    jobs: Arc<Jobs>,
     /// The client token's check, as on `npuzzle.v1.Solver`.
     auth: RequireToken,
     /// Ends the event streams when the coordinator stops (they never end by themselves).
@@ -123,13 +123,13 @@ impl Api {
 async fn sample(api: Arc<Api>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut last = api.shared.activity.totals();
+    let mut last = api.pipeline.activity.totals();
     loop {
         tokio::select! {
             () = api.stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let now = api.shared.activity.totals();
+        let now = api.pipeline.activity.totals();
         let (requests, micros) = (now.0 - last.0, now.1 - last.1);
         last = now;
         let mean_ms = if requests > 0 {
@@ -151,11 +151,17 @@ async fn sample(api: Arc<Api>) {
 
 type ApiState = State<Arc<Api>>;
 
-/// The routes, over `shared`, guarded by `auth`; event streams end when `stop` fires. Starts
+/// The routes, over `pipeline` and `jobs`, guarded by `auth`; event streams end when `stop` fires. Starts
 /// the task that samples the request rate (it ends with `stop` too).
-pub(crate) fn router(shared: Arc<Shared>, auth: RequireToken, stop: CancellationToken) -> Router {
+pub(crate) fn router(
+    pipeline: Arc<Pipeline>,
+    jobs: Arc<Jobs>,
+    auth: RequireToken,
+    stop: CancellationToken,
+) -> Router {
     let api = Arc::new(Api {
-        shared,
+        pipeline,
+        jobs,
         auth,
         stop,
         history: std::sync::Mutex::new(std::collections::VecDeque::with_capacity(HISTORY)),
@@ -568,8 +574,8 @@ async fn solve(
         metric.invalid();
     })?;
     // The metrics label a request by its outcome, whichever way it came.
-    let answer = api.shared.solve(&request, None, Some(peer.ip())).await;
-    metric.finish(&answer);
+    let answer = api.pipeline.solve(&request, None, Some(peer.ip())).await;
+    metric.finish(solve::outcome(&answer));
     match answer {
         Ok(response) => Ok(json(&ApiAnswer::from_response(&response))),
         Err(error) => Err(error.into()),
@@ -598,7 +604,7 @@ async fn stats(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
-    Ok(json(&Stats::from(api.shared.stats().await)))
+    Ok(json(&Stats::from(api.pipeline.stats().await)))
 }
 
 impl From<v1::StatsResponse> for Stats {
@@ -634,14 +640,14 @@ pub struct Snapshot {
 }
 
 async fn snapshot(api: &Api) -> Snapshot {
-    let shared = &api.shared;
+    let pipeline = &api.pipeline;
     Snapshot {
         at_ms: now_ms(),
-        stats: Stats::from(shared.stats().await),
-        workers: shared.cluster.workers_view().await,
-        searches: shared.searches(),
-        finished: shared.finished(),
-        requests: shared.activity.totals().0,
+        stats: Stats::from(pipeline.stats().await),
+        workers: pipeline.cluster.workers_view().await,
+        searches: pipeline.searches.views(),
+        finished: pipeline.searches.finished(),
+        requests: pipeline.activity.totals().0,
         history: api.history().iter().copied().collect(),
     }
 }
@@ -682,7 +688,7 @@ async fn workers(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
-    Ok(json(&api.shared.cluster.workers_view().await))
+    Ok(json(&api.pipeline.cluster.workers_view().await))
 }
 
 /// `GET /api/v1/searches`: the searches running now.
@@ -692,7 +698,7 @@ async fn searches(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
-    Ok(json(&api.shared.searches()))
+    Ok(json(&api.pipeline.searches.views()))
 }
 
 /// A detached job as the API shows it: its id and state, the board, the search's progress with
@@ -762,7 +768,7 @@ async fn submit_job(
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
     let request = solve_request(&body)?;
-    let job = api.shared.submit_job(&request, Some(peer.ip())).await?;
+    let job = api.jobs.submit(&request, Some(peer.ip())).await?;
     let mut response = json(&JobView::of(&job.status()));
     *response.status_mut() = StatusCode::ACCEPTED;
     Ok(response)
@@ -776,8 +782,8 @@ async fn list_jobs(
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
     let jobs: Vec<JobView> = api
-        .shared
-        .list_jobs()
+        .jobs
+        .list()
         .iter()
         .map(|j| JobView::of(&j.status()))
         .collect();
@@ -792,7 +798,7 @@ async fn get_job(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
-    Ok(json(&JobView::of(&api.shared.jobs.get(&id)?.status())))
+    Ok(json(&JobView::of(&api.jobs.get(&id)?.status())))
 }
 
 /// `DELETE /api/v1/jobs/{id}`: cancels the job; answers it.
@@ -803,7 +809,7 @@ async fn cancel_job(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
-    Ok(json(&JobView::of(&api.shared.cancel_job(&id)?.status())))
+    Ok(json(&JobView::of(&api.jobs.cancel(&id)?.status())))
 }
 
 #[cfg(test)]

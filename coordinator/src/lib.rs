@@ -21,17 +21,19 @@
 //! - [`cache`]: board key → optimal path, bounded, every suffix stored.
 //! - [`store`]: the cache's durable copy in [`Config::cache_dir`] (a redb file), read back and
 //!   replayed at start-up, written by a background thread.
-//! - `state`: the [`service::Shared`] state the services and the HTTP API hold.
 //! - `solve`: the solve pipeline of `Solve`, `SolveStream` and the HTTP API (validate, cache,
-//!   admit, choose a heuristic, follow a flight), and its errors, `SolveError`. No tonic.
-//! - `flight`: the flight driver, one task per search running now: solved here, sent whole to a
-//!   worker, or probed and cut into units; its progress and end published to its waiters.
+//!   admit, choose a heuristic, follow a search), `Pipeline`, what the services and the HTTP API
+//!   share, and its errors, `SolveError`. No tonic.
+//! - `searches`: the searches running now (`Searches`: the flights, the coordinator's solvers,
+//!   checkpoints to resume from, searches ended lately, the cache and its store), one task per
+//!   search: solved here, sent whole to a worker, or probed and cut into units; its progress and
+//!   end published to its waiters.
 //! - `progress`: a running search's progress and its forecast (fraction done, time left), for
 //!   the console and `SolveStream`.
-//! - `jobs`: detached jobs, searches that outlive the call that submitted them, by id.
-//! - `durable`: detached jobs that outlive the coordinator: their records in the store, and
-//!   their resumption at start-up.
-//! - `console`: the views of searches running and ended, the request rate, and `Stats`.
+//! - `jobs`: detached jobs, a client of the pipeline: searches that outlive the call that
+//!   submitted them, by id; `jobs/durable.rs`: their records in the store, so that they outlive
+//!   the coordinator too.
+//! - `console`: the records of searches running and ended, and the request rate.
 //! - `handshake`: what a worker's hello gets it, a pure function (admitted or refused).
 //! - `wire`: worker results into the scheduler's terms; `SolveStream`'s events.
 //! - [`service`]: the two gRPC services, thin adapters over the above, and the gRPC form of
@@ -66,8 +68,6 @@ pub mod auth;
 pub mod cache;
 pub mod cluster;
 mod console;
-mod durable;
-mod flight;
 pub mod flights;
 mod handshake;
 pub mod health;
@@ -78,10 +78,10 @@ pub mod metrics;
 mod progress;
 pub mod quarantine;
 pub mod scheduler;
+mod searches;
 pub mod service;
 pub mod sim;
 mod solve;
-mod state;
 pub mod store;
 mod wire;
 
@@ -430,12 +430,27 @@ pub async fn run(
     let cluster_auth = auth::RequireToken::cluster(&config.auth);
     let http_auth = auth::RequireToken::http(&config.auth);
     let http_listener = config.http.clone();
-    let shared = Arc::new(service::Shared::new(
-        config, cache, writer, cluster, draining,
+    let searches = Arc::new(searches::Searches::new(
+        &config,
+        cache,
+        writer,
+        cluster.clone(),
     ));
-    shared.resume_jobs(stored_jobs);
+    let pipeline = Arc::new(solve::Pipeline::new(
+        config,
+        Arc::clone(&searches),
+        cluster,
+        draining,
+    ));
+    let jobs = Arc::new(jobs::Jobs::new(Arc::clone(&pipeline)));
+    jobs.resume(stored_jobs);
     let http_server = http_listener.map(|listener| {
-        let router = http::router(Arc::clone(&shared), http_auth, stop.clone());
+        let router = http::router(
+            Arc::clone(&pipeline),
+            Arc::clone(&jobs),
+            http_auth,
+            stop.clone(),
+        );
         let stop = stop.clone();
         tokio::spawn(async move {
             let limits = incoming::Limits {
@@ -447,7 +462,7 @@ pub async fn run(
             }
         })
     });
-    let closing = Arc::clone(&shared);
+    let closing = searches;
     // Small messages (cancels, results) must not wait for Nagle's algorithm and a delayed ACK:
     // that alone costs 40 ms. (`Server::tcp_nodelay` does not reach a listener we bring.)
     let incoming = incoming::bounded(
@@ -460,12 +475,13 @@ pub async fn run(
     let served = server
         .add_service(SolverServer::with_interceptor(
             service::SolverService {
-                shared: Arc::clone(&shared),
+                pipeline: Arc::clone(&pipeline),
+                jobs,
             },
             solver_auth,
         ))
         .add_service(ClusterServer::with_interceptor(
-            service::ClusterService { shared },
+            service::ClusterService { pipeline },
             cluster_auth,
         ))
         .add_service(health_service)

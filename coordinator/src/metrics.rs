@@ -1,6 +1,7 @@
 //! The coordinator's Prometheus metrics: their names, their descriptions, and the few helpers
 //! the adapters (the gRPC services, the cluster actor) record them with. The scheduler records
-//! nothing; the actor exports its [`crate::scheduler::Totals`].
+//! nothing; the actor exports its totals ([`ClusterGauges`]). A leaf: the labels and values come
+//! from the callers (`solve::outcome` names a request's outcome).
 //!
 //! Names follow Prometheus conventions: `npuzzle_coordinator_` first, counters end in `_total`,
 //! durations are `_seconds` histograms. The endpoint is served only with
@@ -11,11 +12,6 @@
 use std::time::{Duration, Instant};
 
 use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
-use npuzzle_proto::v1;
-
-use crate::cluster::ClusterStats;
-use crate::scheduler::Totals;
-use crate::solve::Answer;
 
 pub const REQUESTS: &str = "npuzzle_coordinator_requests_total";
 pub const REQUEST_DURATION: &str = "npuzzle_coordinator_request_duration_seconds";
@@ -95,21 +91,6 @@ pub fn describe() {
     );
 }
 
-/// The `outcome` label of an answer: what the request ended with, or why it was refused
-/// ([`SolveError::outcome`](crate::solve::SolveError::outcome)).
-pub(crate) fn outcome(answer: &Answer) -> &'static str {
-    match answer {
-        Ok(r) => match v1::Outcome::try_from(r.outcome) {
-            Ok(v1::Outcome::Solved) => "solved",
-            Ok(v1::Outcome::Unsolvable) => "unsolvable",
-            Ok(v1::Outcome::Cancelled) => "cancelled",
-            Ok(v1::Outcome::DeadlineExceeded) => "deadline_exceeded",
-            _ => "unknown",
-        },
-        Err(error) => error.outcome(),
-    }
-}
-
 /// Times one request and counts it once, by outcome. A request dropped before it is recorded
 /// (the client went away) counts as `cancelled`.
 pub struct RequestMetric {
@@ -128,13 +109,13 @@ impl RequestMetric {
         }
     }
 
-    /// Records how the request ended.
-    pub(crate) fn finish(&mut self, answer: &Answer) {
-        self.record(outcome(answer));
+    /// Records how the request ended: its `outcome` label (see `solve::outcome`).
+    pub fn finish(&mut self, outcome: &'static str) {
+        self.record(outcome);
     }
 
     /// Records a request refused before it was understood (a body that is not a request).
-    pub(crate) fn invalid(&mut self) {
+    pub fn invalid(&mut self) {
         self.record("invalid");
     }
 
@@ -160,15 +141,28 @@ fn histogram_seconds(name: &'static str, labels: &[(&'static str, &'static str)]
 }
 
 /// The cluster's gauges and the scheduler's totals, after an event changed them.
-pub fn publish_cluster(stats: &ClusterStats, totals: &Totals) {
-    gauge!(WORKERS).set(stats.workers as f64);
-    gauge!(SLOTS).set(stats.slots as f64);
-    gauge!(BUSY_SLOTS).set(stats.busy_slots as f64);
-    gauge!(QUEUED_UNITS).set(stats.queue_depth as f64);
-    gauge!(RUNNING_JOBS).set(stats.running_jobs as f64);
-    counter!(UNITS_ASSIGNED).absolute(totals.units_assigned);
-    counter!(UNITS_SPLIT).absolute(totals.units_split);
-    counter!(UNITS_REQUEUED).absolute(totals.units_requeued);
+pub fn publish_cluster(c: &ClusterGauges) {
+    gauge!(WORKERS).set(c.workers as f64);
+    gauge!(SLOTS).set(c.slots as f64);
+    gauge!(BUSY_SLOTS).set(c.busy_slots as f64);
+    gauge!(QUEUED_UNITS).set(c.queued_units as f64);
+    gauge!(RUNNING_JOBS).set(c.running_jobs as f64);
+    counter!(UNITS_ASSIGNED).absolute(c.units_assigned);
+    counter!(UNITS_SPLIT).absolute(c.units_split);
+    counter!(UNITS_REQUEUED).absolute(c.units_requeued);
+}
+
+/// What [`publish_cluster`] exports: the cluster's state now and the scheduler's totals.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClusterGauges {
+    pub workers: usize,
+    pub slots: usize,
+    pub busy_slots: usize,
+    pub queued_units: usize,
+    pub running_jobs: usize,
+    pub units_assigned: u64,
+    pub units_split: u64,
+    pub units_requeued: u64,
 }
 
 /// A call to `service` refused by [`crate::auth::RequireToken`] for `reason`.
@@ -180,37 +174,5 @@ pub fn unauthenticated(service: &'static str, reason: &'static str) {
 pub fn nodes(searcher: &'static str, expanded: u64) {
     if expanded > 0 {
         counter!(NODES, "searcher" => searcher).increment(expanded);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::solve::SolveError;
-
-    /// Each refusal is counted under its own outcome: a request refused past the search
-    /// limits is `busy` (it was once counted as `internal`, from the gRPC status it became).
-    #[test]
-    fn each_refusal_is_counted_under_what_refused_it() {
-        let expected = vec![
-            "unavailable",
-            "invalid",
-            "busy",
-            "failed_precondition",
-            "unavailable",
-            "unavailable",
-            "unavailable",
-            "unavailable",
-            "internal",
-            "internal",
-        ];
-        for (error, label) in SolveError::each_paired_with(expected) {
-            assert_eq!(outcome(&Err(error.clone())), label, "{error:?}");
-        }
-        let solved = v1::SolveResponse {
-            outcome: v1::Outcome::Solved as i32,
-            ..Default::default()
-        };
-        assert_eq!(outcome(&Ok(solved)), "solved");
     }
 }

@@ -1,6 +1,6 @@
 //! The gRPC services, thin adapters: `npuzzle.v1.Solver` (`Solve`, `SolveStream`, `Stats`) for
 //! clients and `npuzzle.v1.Cluster` (`Join`) for workers. What they answer is decided elsewhere:
-//! a request's path in `solve.rs` (its searches in `flight.rs`), what a worker's hello gets in
+//! a request's path in `solve.rs` (its searches in `searches.rs`), what a worker's hello gets in
 //! `handshake.rs`, the workers' messages in `wire.rs`, `Stats` in `console.rs`. Here are the
 //! tonic impls and the gRPC form of each refusal: `SolveError` and `Refused` to [`Status`].
 
@@ -18,17 +18,14 @@ use tokio_stream::wrappers::{ReceiverStream, UnboundedReceiverStream};
 use tonic::{Code, Request, Response, Status, Streaming};
 
 use crate::handshake::{Admitted, Refused, WorkerPlace, handshake};
-use crate::jobs::{self, JobError};
+use crate::jobs::{self, JobError, Jobs};
 use crate::metrics::RequestMetric;
 use crate::scheduler::WorkerId;
-use crate::solve::{Begun, SolveError};
+use crate::solve::{self, Begun, Pipeline, SolveError};
 use crate::wire::{bound_event, queued_event, result_event, result_from_wire};
 
 /// Within a bound, `SolveStream` reports the search's progress at most this often.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
-
-/// The state both services hold (defined in `state.rs`, named here for the services' users).
-pub use crate::state::Shared;
 
 /// `RESOURCE_EXHAUSTED` with a `retry-after-ms` hint.
 fn exhausted(message: String, retry_after: Duration) -> Status {
@@ -114,7 +111,8 @@ fn client_address<T>(request: &Request<T>) -> Option<IpAddr> {
 /// The client-facing service.
 #[derive(Clone)]
 pub struct SolverService {
-    pub shared: Arc<Shared>,
+    pub(crate) pipeline: Arc<Pipeline>,
+    pub(crate) jobs: Arc<Jobs>,
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<v1::SolveEvent, Status>> + Send>>;
@@ -127,14 +125,14 @@ impl SolverRpc for SolverService {
     ) -> Result<Response<v1::SolveResponse>, Status> {
         let mut metric = RequestMetric::start("Solve");
         let answer = self
-            .shared
+            .pipeline
             .solve(
                 request.get_ref(),
                 grpc_timeout(&request),
                 client_address(&request),
             )
             .await;
-        metric.finish(&answer);
+        metric.finish(solve::outcome(&answer));
         answer.map(Response::new).map_err(Status::from)
     }
 
@@ -148,8 +146,8 @@ impl SolverRpc for SolverService {
     ) -> Result<Response<EventStream>, Status> {
         let started = Instant::now();
         let mut metric = RequestMetric::start("SolveStream");
-        let shared = Arc::clone(&self.shared);
-        let begun = shared
+        let pipeline = Arc::clone(&self.pipeline);
+        let begun = pipeline
             .begin(
                 request.get_ref(),
                 grpc_timeout(&request),
@@ -158,14 +156,14 @@ impl SolverRpc for SolverService {
             )
             .await
             .map_err(|e| {
-                metric.finish(&Err(e.clone()));
+                metric.finish(e.outcome());
                 Status::from(e)
             })?;
         let (tx, rx) = mpsc::channel(16);
         let search = match begun {
             Begun::Answered(response) => {
-                metric.finish(&Ok(response.clone()));
-                shared.activity.record(started.elapsed());
+                metric.finish(solve::response_outcome(&response));
+                pipeline.activity.record(started.elapsed());
                 let _ = tx.try_send(Ok(result_event(response)));
                 return Ok(Response::new(Box::pin(ReceiverStream::new(rx))));
             }
@@ -175,10 +173,10 @@ impl SolverRpc for SolverService {
             let mut last = (0u32, false);
             let mut last_sent = Instant::now();
             let (queued_tx, progress_tx) = (tx.clone(), tx.clone());
-            let following = shared.follow(
+            let following = pipeline.follow(
                 &search,
                 |flight| {
-                    let running_jobs = shared.flights.len() as u32;
+                    let running_jobs = pipeline.searches.running() as u32;
                     let _ = queued_tx.try_send(Ok(queued_event(flight, running_jobs)));
                 },
                 |s| {
@@ -201,8 +199,8 @@ impl SolverRpc for SolverService {
                 a = following => a,
                 _ = tx.closed() => return,
             };
-            metric.finish(&answer);
-            shared.activity.record(started.elapsed());
+            metric.finish(solve::outcome(&answer));
+            pipeline.activity.record(started.elapsed());
             let _ = tx
                 .send(answer.map(result_event).map_err(Status::from))
                 .await;
@@ -216,7 +214,7 @@ impl SolverRpc for SolverService {
         &self,
         _: Request<v1::StatsRequest>,
     ) -> Result<Response<v1::StatsResponse>, Status> {
-        Ok(Response::new(self.shared.stats().await))
+        Ok(Response::new(self.pipeline.stats().await))
     }
 
     async fn submit_job(
@@ -224,7 +222,7 @@ impl SolverRpc for SolverService {
         request: Request<v1::SolveRequest>,
     ) -> Result<Response<v1::JobStatus>, Status> {
         let client = client_address(&request);
-        let job = self.shared.submit_job(request.get_ref(), client).await?;
+        let job = self.jobs.submit(request.get_ref(), client).await?;
         Ok(Response::new(job.status()))
     }
 
@@ -233,7 +231,7 @@ impl SolverRpc for SolverService {
         request: Request<v1::JobRequest>,
     ) -> Result<Response<v1::JobStatus>, Status> {
         Ok(Response::new(
-            self.shared.jobs.get(&request.get_ref().id)?.status(),
+            self.jobs.get(&request.get_ref().id)?.status(),
         ))
     }
 
@@ -244,7 +242,7 @@ impl SolverRpc for SolverService {
         &self,
         request: Request<v1::JobRequest>,
     ) -> Result<Response<Self::WatchJobStream>, Status> {
-        let job = self.shared.jobs.get(&request.get_ref().id)?;
+        let job = self.jobs.get(&request.get_ref().id)?;
         let mut changes = job.subscribe();
         let (tx, rx) = mpsc::channel(4);
         tokio::spawn(async move {
@@ -268,7 +266,7 @@ impl SolverRpc for SolverService {
         &self,
         request: Request<v1::JobRequest>,
     ) -> Result<Response<v1::JobStatus>, Status> {
-        let job = self.shared.cancel_job(&request.get_ref().id)?;
+        let job = self.jobs.cancel(&request.get_ref().id)?;
         Ok(Response::new(job.status()))
     }
 
@@ -276,7 +274,7 @@ impl SolverRpc for SolverService {
         &self,
         _: Request<v1::ListJobsRequest>,
     ) -> Result<Response<v1::ListJobsResponse>, Status> {
-        let jobs = self.shared.list_jobs().iter().map(|j| j.status()).collect();
+        let jobs = self.jobs.list().iter().map(|j| j.status()).collect();
         Ok(Response::new(v1::ListJobsResponse { jobs }))
     }
 }
@@ -284,7 +282,7 @@ impl SolverRpc for SolverService {
 /// The worker-facing service.
 #[derive(Clone)]
 pub struct ClusterService {
-    pub shared: Arc<Shared>,
+    pub(crate) pipeline: Arc<Pipeline>,
 }
 
 /// The first message of a `Join` stream, which must be a hello and come within `patience`.
@@ -315,13 +313,13 @@ impl Cluster for ClusterService {
         request: Request<Streaming<v1::WorkerMessage>>,
     ) -> Result<Response<Self::JoinStream>, Status> {
         let address = request.remote_addr().map(|a| a.ip());
-        let cluster = self.shared.cluster.clone();
+        let cluster = self.pipeline.cluster.clone();
         let rationed = cluster.quarantine().admit_join(address, Instant::now());
         if let Err(retry_after) = rationed {
             return Err(Refused::TooManyJoins { retry_after }.into());
         }
         let mut inbound = request.into_inner();
-        let config = &self.shared.config;
+        let config = &self.pipeline.config;
         let hello = read_hello(&mut inbound, config.hello_timeout).await?;
         let id = WorkerId(cluster.next_id());
         let admitted = {
@@ -336,7 +334,7 @@ impl Cluster for ClusterService {
                 now,
             )?
         };
-        let place = WorkerPlace::reserve(&self.shared.worker_streams, config.max_workers)?;
+        let place = WorkerPlace::reserve(&self.pipeline.worker_streams, config.max_workers)?;
         let Admitted {
             name,
             version,

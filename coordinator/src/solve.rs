@@ -6,13 +6,16 @@
 //! settled); answered at once if it can be (unsolvable, cached); admitted under the search
 //! limits; given its heuristic from what the connected workers hold (see
 //! [`crate::scheduler::choose_heuristic`]: pattern databases only where some worker has tables
-//! for the board's shape); and followed to its answer through a flight (`flight.rs`), an
-//! identical search already running or a new one. [`Shared::begin`] takes the steps up to the
-//! search, [`Shared::follow`] the rest, and [`Shared::solve`] both: `SolveStream` calls the two
-//! halves itself, so that it can answer at once and then report the search as it goes.
+//! for the board's shape); and followed to its answer through a flight (`searches.rs`), an
+//! identical search already running or a new one. [`Pipeline::begin`] takes the
+//! steps up to the search, [`Pipeline::follow`] the rest, and [`Pipeline::solve`] both:
+//! `SolveStream` calls the two halves itself, so that it can answer at once and then report the
+//! search as it goes. The [`Pipeline`] is what the gRPC services and the HTTP API share, one per
+//! coordinator; detached jobs (`jobs/`) are its clients too.
 
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 use npuzzle_proto::{
@@ -21,10 +24,14 @@ use npuzzle_proto::{
 };
 use npuzzle_solver::{Board, BoardKey, Goal, HeuristicKind, Shape, ShapeMismatch, Solver};
 
-use crate::flight::{Flight, FlightEnd, FlightState, WaiterGuard};
-use crate::flights::{Admission, Refusal};
+use tokio_util::sync::CancellationToken;
+
+use crate::Config;
+use crate::cluster::ClusterHandle;
+use crate::console::Activity;
+use crate::flights::{Admission, Admissions, Refusal};
 use crate::scheduler::{HeuristicUnavailable, choose_heuristic};
-use crate::state::Shared;
+use crate::searches::{Flight, FlightEnd, FlightState, Searches, WaiterGuard};
 
 /// How long a request refused for the search limits is told to wait before it retries.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -96,6 +103,26 @@ impl SolveError {
     }
 }
 
+/// The `outcome` label of an answer in the coordinator's metrics: what the request ended with,
+/// or why it was refused ([`SolveError::outcome`]).
+pub(crate) fn outcome(answer: &Answer) -> &'static str {
+    match answer {
+        Ok(r) => response_outcome(r),
+        Err(error) => error.outcome(),
+    }
+}
+
+/// The `outcome` label of a response.
+pub(crate) fn response_outcome(r: &v1::SolveResponse) -> &'static str {
+    match v1::Outcome::try_from(r.outcome) {
+        Ok(v1::Outcome::Solved) => "solved",
+        Ok(v1::Outcome::Unsolvable) => "unsolvable",
+        Ok(v1::Outcome::Cancelled) => "cancelled",
+        Ok(v1::Outcome::DeadlineExceeded) => "deadline_exceeded",
+        _ => "unknown",
+    }
+}
+
 /// What is wrong with a request.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum InvalidRequest {
@@ -119,18 +146,18 @@ pub(crate) type Answer = Result<v1::SolveResponse, SolveError>;
 pub(crate) struct Puzzle {
     board: Board,
     goal: Goal,
-    /// `None` for `HEURISTIC_AUTO`; settled by [`Shared::choose`].
+    /// `None` for `HEURISTIC_AUTO`; settled by [`Pipeline::choose`].
     requested: Option<HeuristicKind>,
     pub(crate) key: BoardKey,
     deadline: Option<Instant>,
     skip_cache: bool,
 }
 
-/// Where [`Shared::begin`] left a request.
+/// Where [`Pipeline::begin`] left a request.
 pub(crate) enum Begun {
     /// Answered without a search (unsolvable, or cached).
     Answered(v1::SolveResponse),
-    /// Admitted to a search: follow it with [`Shared::follow`].
+    /// Admitted to a search: follow it with [`Pipeline::follow`].
     Searching(Search),
 }
 
@@ -154,7 +181,7 @@ impl Search {
         self.puzzle.key
     }
 
-    /// The same search, waiting for workers as long as it takes (see `jobs.rs`).
+    /// The same search, waiting for workers as long as it takes (see `jobs/`).
     pub(crate) fn patient(self) -> Search {
         Search {
             patient: true,
@@ -183,7 +210,66 @@ fn millis_since(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1e3
 }
 
-impl Shared {
+/// The solve pipeline and what it holds: shared by both services and the HTTP API.
+pub struct Pipeline {
+    pub config: Config,
+    pub cluster: ClusterHandle,
+    /// The searches running now, the cache they fill and its store.
+    pub(crate) searches: Arc<Searches>,
+    /// Places for requests that need a search (waiting or running): [`Config::max_searches`]
+    /// in all, [`Config::max_searches_per_client`] per client address.
+    pub(crate) admissions: Arc<Admissions>,
+    /// Fired when the coordinator starts shutting down: from then on new requests are refused.
+    pub(crate) draining: CancellationToken,
+    /// Workers whose hello was accepted and whose stream is still open: [`Config::max_workers`].
+    pub(crate) worker_streams: Arc<AtomicUsize>,
+    /// Requests answered and their latency, for the console's charts (two atomic adds a
+    /// request, whether or not a console is served).
+    pub activity: Activity,
+}
+
+impl Pipeline {
+    /// The pipeline over `searches`; `draining` fires when the coordinator starts to shut down.
+    pub(crate) fn new(
+        config: Config,
+        searches: Arc<Searches>,
+        cluster: ClusterHandle,
+        draining: CancellationToken,
+    ) -> Pipeline {
+        Pipeline {
+            admissions: Admissions::new(config.max_searches, config.max_searches_per_client),
+            config,
+            cluster,
+            searches,
+            draining,
+            worker_streams: Arc::new(AtomicUsize::new(0)),
+            activity: Activity::default(),
+        }
+    }
+
+    /// What `Stats` reports (and `GET /api/v1/stats`): the cluster, the searches, the cache.
+    pub(crate) async fn stats(&self) -> v1::StatsResponse {
+        let c = self.cluster.stats().await;
+        let cache = self.searches.cache();
+        let (hits, misses) = (cache.hits(), cache.misses());
+        v1::StatsResponse {
+            workers: c.workers as u32,
+            slots: c.slots as u32,
+            running_jobs: self.searches.running() as u32,
+            queue_depth: c.queue_depth as u32,
+            cache_entries: cache.len() as u64,
+            cache_hits: hits,
+            cache_misses: misses,
+            cache_hit_rate: if hits + misses > 0 {
+                hits as f64 / (hits + misses) as f64
+            } else {
+                0.0
+            },
+            busy_slots: c.busy_slots as u64,
+            late_nodes: c.late_nodes,
+        }
+    }
+
     /// One request, whichever way it came (gRPC `Solve`, or the HTTP API): validated, answered
     /// at once if it can be, else admitted (for `client`) and followed to its answer.
     /// `transport` is the deadline the transport set, if any.
@@ -292,7 +378,7 @@ impl Shared {
         if p.skip_cache {
             return None;
         }
-        let found = self.cache.get(&p.board, &p.goal);
+        let found = self.searches.cache().get(&p.board, &p.goal);
         let counter = if found.is_some() {
             crate::metrics::CACHE_HITS
         } else {
@@ -362,7 +448,7 @@ impl Shared {
         let p = &search.puzzle;
         let mut heuristic = search.heuristic;
         loop {
-            let guard = self.join((p.key, heuristic), p.board, p.goal);
+            let guard = self.searches.join((p.key, heuristic), p.board, p.goal);
             joined(&guard.flight);
             match self.wait(&guard, search, &mut progress).await {
                 Waited::Answer(answer) => return answer,
@@ -533,6 +619,32 @@ impl SolveError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each refusal is counted under its own outcome: a request refused past the search
+    /// limits is `busy` (it was once counted as `internal`, from the gRPC status it became).
+    #[test]
+    fn each_refusal_is_counted_under_what_refused_it() {
+        let expected = vec![
+            "unavailable",
+            "invalid",
+            "busy",
+            "failed_precondition",
+            "unavailable",
+            "unavailable",
+            "unavailable",
+            "unavailable",
+            "internal",
+            "internal",
+        ];
+        for (error, label) in SolveError::each_paired_with(expected) {
+            assert_eq!(outcome(&Err(error.clone())), label, "{error:?}");
+        }
+        let solved = v1::SolveResponse {
+            outcome: v1::Outcome::Solved as i32,
+            ..Default::default()
+        };
+        assert_eq!(outcome(&Ok(solved)), "solved");
+    }
 
     #[test]
     fn messages_say_what_to_do_in_the_words_clients_have_always_read() {

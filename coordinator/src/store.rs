@@ -9,7 +9,7 @@
 //!   sequence number (8 bytes, little-endian) and its path (move letters, `UDLR`).
 //! - `order`: sequence number → key, oldest first: the pruning order.
 //! - `jobs`: a detached job's id → its request record, and `checkpoints`: a job's id → its
-//!   latest checkpoint record (both encoded and checked by `durable.rs`; the store keeps their
+//!   latest checkpoint record (both encoded and checked by `jobs/durable.rs`; the store keeps their
 //!   bytes). A job's entries are deleted when it ends. Tables added to format 1: an older
 //!   coordinator ignores them.
 //!
@@ -153,7 +153,7 @@ impl Answer {
 }
 
 /// A detached job as the store keeps it: its id, its request record and its latest checkpoint
-/// record, as bytes (`durable.rs` decodes and checks them).
+/// record, as bytes (`jobs/durable.rs` decodes and checks them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredJob {
     pub id: String,

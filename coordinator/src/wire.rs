@@ -5,8 +5,8 @@
 
 use npuzzle_proto::{moves_from_wire, split_next_bound_from_wire, v1};
 
-use crate::flight::{Flight, FlightState};
 use crate::scheduler::{HandedBack, JobId, Report, TaskId, UnitResult};
+use crate::searches::{Flight, FlightState};
 
 /// The most nodes one result may claim.
 const MAX_REPORTED_NODES: u64 = 1 << 48;

@@ -22,8 +22,8 @@ use prost::Message as _;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::scheduler::{Checkpoint, JobId};
-use crate::state::Shared;
-use crate::store::{JobChange, StoredJob};
+use crate::solve::Pipeline;
+use crate::store::{JobChange, StoredJob, Writer};
 
 /// The layout of both records: another version is refused.
 const RECORD_VERSION: u32 = 1;
@@ -154,14 +154,14 @@ pub(crate) struct Resumable {
 
 /// Reads back the jobs the store kept: refused records are logged (and a job whose request is
 /// refused is forgotten there).
-pub(crate) fn resumable(shared: &Shared, stored: Vec<StoredJob>) -> Vec<Resumable> {
+pub(crate) fn resumable(store: Option<&Writer>, stored: Vec<StoredJob>) -> Vec<Resumable> {
     let mut out = Vec::new();
     for job in stored {
         let (request, resumed) = match read_request(&job.id, &job.request) {
             Ok(found) => found,
             Err(e) => {
                 tracing::warn!(job = %job.id, error = %e, "a detached job's stored request is refused; the job is dropped");
-                shared.save_job(JobChange::Ended { id: job.id });
+                save(store, JobChange::Ended { id: job.id });
                 continue;
             }
         };
@@ -194,67 +194,69 @@ const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// within a few thousand nodes).
 const HAND_BACK_WAIT: Duration = Duration::from_millis(200);
 
-impl Shared {
-    /// Queues a change to the jobs' records, if there is a store. A full queue drops it with a
-    /// log line (a checkpoint comes again soon; a lost request record only makes the job not
-    /// survive a restart).
-    pub(crate) fn save_job(&self, change: JobChange) {
-        if let Some(store) = &self.store
-            && !store.save_job(change)
-        {
-            tracing::warn!(
-                "the store's queue is full (or its writer stopped): a detached job's record was not written"
-            );
-        }
+/// Queues a change to the jobs' records, if there is a store. A full queue drops it with a
+/// log line (a checkpoint comes again soon; a lost request record only makes the job not
+/// survive a restart).
+pub(crate) fn save(store: Option<&Writer>, change: JobChange) {
+    if let Some(store) = store
+        && !store.save_job(change)
+    {
+        tracing::warn!(
+            "the store's queue is full (or its writer stopped): a detached job's record was not written"
+        );
     }
+}
 
-    /// Writes checkpoints of flight `flight()` (0 until the job has joined one) for job `id`,
-    /// at each new bound and at least every `checkpoint_every` within one, until dropped.
-    pub(crate) async fn checkpoint_loop(
-        self: Arc<Self>,
-        id: String,
-        flight: impl Fn() -> u64,
-        bound: impl Fn() -> u32,
-    ) {
-        if self.store.is_none() {
-            return std::future::pending().await;
+/// Writes checkpoints of flight `flight()` (0 until the job has joined one) for job `id`,
+/// at each new bound and at least every `checkpoint_every` within one, until dropped.
+pub(crate) async fn checkpoint_loop(
+    pipeline: Arc<Pipeline>,
+    every: Duration,
+    id: String,
+    flight: impl Fn() -> u64,
+    bound: impl Fn() -> u32,
+) {
+    let Some(store) = pipeline.searches.store() else {
+        return std::future::pending().await;
+    };
+    let mut look = tokio::time::interval(LOOK_EVERY);
+    look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last = (0u32, Instant::now());
+    loop {
+        look.tick().await;
+        let (job, now_bound) = (flight(), bound());
+        // Looked at once a second: due half a look early rather than half a look late.
+        let due = !every.is_zero() && last.1.elapsed() + LOOK_EVERY / 2 >= every;
+        if job == 0 || now_bound == 0 || (now_bound == last.0 && !due) {
+            continue;
         }
-        let every = self.config.checkpoint_every;
-        let mut look = tokio::time::interval(LOOK_EVERY);
-        look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut last = (0u32, Instant::now());
-        loop {
-            look.tick().await;
-            let (job, now_bound) = (flight(), bound());
-            // Looked at once a second: due half a look early rather than half a look late.
-            let due = !every.is_zero() && last.1.elapsed() + LOOK_EVERY / 2 >= every;
-            if job == 0 || now_bound == 0 || (now_bound == last.0 && !due) {
-                continue;
-            }
-            // Tasks that have run long give back their rest first, so that a restart does not
-            // lose what they searched; the checkpoint is taken once they have answered.
-            self.cluster
-                .ask_back_for_checkpoint(JobId(job), every.max(LOOK_EVERY));
-            tokio::time::sleep(HAND_BACK_WAIT).await;
-            let took = Instant::now();
-            let Some(checkpoint) = self.cluster.checkpoint(JobId(job)).await else {
-                continue;
-            };
-            let record = checkpoint_record(&id, &checkpoint);
-            tracing::debug!(
-                job = %id,
-                bound = checkpoint.bound,
-                pending = checkpoint.pending.len(),
-                bytes = record.len(),
-                micros = took.elapsed().as_micros() as u64,
-                "checkpoint"
-            );
-            self.save_job(JobChange::Checkpoint {
+        // Tasks that have run long give back their rest first, so that a restart does not
+        // lose what they searched; the checkpoint is taken once they have answered.
+        pipeline
+            .cluster
+            .ask_back_for_checkpoint(JobId(job), every.max(LOOK_EVERY));
+        tokio::time::sleep(HAND_BACK_WAIT).await;
+        let took = Instant::now();
+        let Some(checkpoint) = pipeline.cluster.checkpoint(JobId(job)).await else {
+            continue;
+        };
+        let record = checkpoint_record(&id, &checkpoint);
+        tracing::debug!(
+            job = %id,
+            bound = checkpoint.bound,
+            pending = checkpoint.pending.len(),
+            bytes = record.len(),
+            micros = took.elapsed().as_micros() as u64,
+            "checkpoint"
+        );
+        save(
+            Some(store),
+            JobChange::Checkpoint {
                 id: id.clone(),
                 record,
-            });
-            last = (checkpoint.bound, Instant::now());
-        }
+            },
+        );
+        last = (checkpoint.bound, Instant::now());
     }
 }
 

@@ -1,19 +1,23 @@
-//! The flight driver: one task per search running now, shared by every identical request (the
-//! table of who waits on which is [`crate::flights`]).
+//! The searches running now: [`Searches`] owns them (their table, [`crate::flights`], with who
+//! waits on which), the solvers the coordinator searches with, the checkpoints a search resumes
+//! from, the searches ended lately (for the console), the answer cache and its durable copy. One
+//! task per search (a *flight*), shared by every identical request.
 //!
 //! A flight solves boards of at most 9 cells on the coordinator (exact tables), submits anything
 //! larger to the scheduler as a whole job (it goes to one worker thread, and is cut only when
 //! other threads would idle), and, only while no connected worker can search it, runs a serial
 //! probe with a node budget and cuts what survives into units that wait for a worker. It
 //! publishes its progress and its end in a watch channel its waiters read (the solve pipeline,
-//! `solve.rs`), caches what it solves, and is cancelled when its last waiter leaves.
+//! `solve.rs`, which this file never calls), caches what it solves, and is cancelled when its
+//! last waiter leaves.
 //!
 //! The heuristic is settled before a flight starts (see `solve.rs`). The coordinator's own
 //! searches (probe, frontier, splits, estimates) never use pattern databases; for a PDB job
 //! they use linear conflict or exact.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use dashmap::DashMap;
@@ -23,11 +27,15 @@ use npuzzle_solver::{
 };
 use tokio::sync::{mpsc, watch};
 
-use crate::cluster::JobEvent;
-use crate::flights::{FlightKey, Left};
+use npuzzle_proto::moves_to_wire;
+
+use crate::cache::Cache;
+use crate::cluster::{ClusterHandle, JobEvent};
+use crate::console::{FinishedView, Recent, SearchView};
+use crate::flights::{FlightKey, Flights, Left};
 use crate::progress::BoundTracker;
-use crate::scheduler::{JobId, JobOutcome, JobSpec, JobStats};
-use crate::state::Shared;
+use crate::scheduler::{Checkpoint, JobId, JobOutcome, JobSpec, JobStats};
+use crate::store::Writer;
 
 /// Solvers (with their tables) kept at most; each custom goal needs its own.
 const MAX_SOLVERS: usize = 64;
@@ -109,21 +117,137 @@ pub(crate) struct Flight {
 /// A place among a flight's waiters. Leaving is one step with the flight's removal from the
 /// table (see [`crate::flights`]): the last one out cancels a flight no one else can join.
 pub(crate) struct WaiterGuard {
-    shared: Arc<Shared>,
+    searches: Arc<Searches>,
     key: FlightKey,
     pub flight: Arc<Flight>,
 }
 
 impl Drop for WaiterGuard {
     fn drop(&mut self) {
-        if self.shared.flights.leave(self.key, self.flight.job) == Left::Last {
+        if self.searches.flights.leave(self.key, self.flight.job) == Left::Last {
             self.flight.cancelled.store(true, Ordering::Release);
-            self.shared.cluster.cancel(self.flight.job);
+            self.searches.cluster.cancel(self.flight.job);
         }
     }
 }
 
-impl Shared {
+/// The searches running now, and what they need and leave behind.
+pub(crate) struct Searches {
+    /// Board → optimal path: what a search that ends solved leaves.
+    cache: Cache,
+    /// The cache's durable copy ([`crate::Config::cache_dir`]): each answer cached is queued for
+    /// it, and the detached jobs' records.
+    store: Option<Writer>,
+    cluster: ClusterHandle,
+    /// Searches running now, by puzzle and heuristic: identical requests share one.
+    flights: Flights<Flight>,
+    /// One solver (and its tables) per goal and heuristic, for the coordinator's own searches.
+    solvers: Solvers,
+    /// Checkpoints to resume from, by puzzle: taken by the flight that searches it next.
+    resumes: Mutex<HashMap<BoardKey, Checkpoint>>,
+    /// The last searches to end, for the console.
+    recent: Recent,
+    /// [`crate::Config::probe_nodes`] and [`crate::Config::units_per_slot`].
+    probe_nodes: u64,
+    units_per_slot: usize,
+}
+
+impl Searches {
+    /// No search running yet. `cache` may come filled from `store`'s file; `store` gets every
+    /// answer cached from now on.
+    pub(crate) fn new(
+        config: &crate::Config,
+        cache: Cache,
+        store: Option<Writer>,
+        cluster: ClusterHandle,
+    ) -> Searches {
+        Searches {
+            cache,
+            store,
+            cluster,
+            flights: Flights::default(),
+            solvers: Solvers::default(),
+            resumes: Mutex::default(),
+            recent: Recent::default(),
+            probe_nodes: config.probe_nodes,
+            units_per_slot: config.units_per_slot,
+        }
+    }
+
+    /// The answer cache the searches fill.
+    pub(crate) fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// The store, when the coordinator keeps one ([`crate::Config::cache_dir`]).
+    pub(crate) fn store(&self) -> Option<&Writer> {
+        self.store.as_ref()
+    }
+
+    /// How many searches are running now.
+    pub(crate) fn running(&self) -> usize {
+        self.flights.len()
+    }
+
+    /// The next search of puzzle `key` resumes from `checkpoint` (a detached job started
+    /// again after a restart).
+    pub(crate) fn resume_at(&self, key: BoardKey, checkpoint: Checkpoint) {
+        if let Ok(mut resumes) = self.resumes.lock() {
+            resumes.insert(key, checkpoint);
+        }
+    }
+
+    /// The checkpoint the search of puzzle `key` resumes from, if there is one.
+    fn take_resume(&self, key: &BoardKey) -> Option<Checkpoint> {
+        self.resumes.lock().ok()?.remove(key)
+    }
+
+    /// Writes the answers queued for the store and closes it (blocks; once serving has ended).
+    pub(crate) fn close_store(&self) {
+        if let Some(store) = &self.store {
+            store.close();
+        }
+    }
+
+    /// The searches running now, oldest first.
+    pub(crate) fn views(&self) -> Vec<SearchView> {
+        let mut views: Vec<SearchView> = self
+            .flights
+            .snapshot()
+            .into_iter()
+            .map(|(flight, waiters)| view(&flight, waiters))
+            .collect();
+        views.sort_unstable_by_key(|v| v.job);
+        views
+    }
+
+    /// The last searches to end, oldest first.
+    pub(crate) fn finished(&self) -> Vec<FinishedView> {
+        self.recent.list()
+    }
+
+    /// Keeps `flight`'s end for [`Searches::finished`].
+    fn remember(&self, flight: &Flight, waiters: usize, end: &FlightEnd) {
+        let (outcome, moves) = match end {
+            FlightEnd::Solved { path, .. } => ("solved", Some(moves_to_wire(path))),
+            FlightEnd::Cancelled { .. } => ("cancelled", None),
+            FlightEnd::ShuttingDown { .. } => ("stopped", None),
+            FlightEnd::Failed(_) => ("failed", None),
+        };
+        let mut search = view(flight, waiters);
+        if let FlightEnd::Solved { nodes, .. } = end {
+            search.nodes = *nodes;
+        }
+        self.recent.push(FinishedView {
+            search,
+            outcome,
+            moves,
+            ended_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        });
+    }
+
     /// Joins the search for `key` (the puzzle `board` to `goal`, and the heuristic), starting it
     /// if none is running.
     pub(crate) fn join(self: &Arc<Self>, key: FlightKey, board: Board, goal: Goal) -> WaiterGuard {
@@ -144,12 +268,12 @@ impl Shared {
             (job, flight)
         });
         if joined.started {
-            let shared = Arc::clone(self);
+            let searches = Arc::clone(self);
             let f = Arc::clone(&joined.flight);
-            tokio::spawn(async move { shared.drive(f, board, goal, heuristic, key).await });
+            tokio::spawn(async move { searches.drive(f, board, goal, heuristic, key).await });
         }
         WaiterGuard {
-            shared: Arc::clone(self),
+            searches: Arc::clone(self),
             key,
             flight: joined.flight,
         }
@@ -229,7 +353,7 @@ impl Shared {
             tracing::debug!(%heuristic, "submitted whole");
             return self.distribute(flight, spec, heuristic, 0).await;
         }
-        let budget = (!exact).then_some(self.config.probe_nodes);
+        let budget = (!exact).then_some(self.probe_nodes);
         let cancel = Arc::clone(&flight.cancelled);
         let probe_solver = Arc::clone(&solver);
         let probe = tokio::task::spawn_blocking(move || {
@@ -263,7 +387,7 @@ impl Shared {
         };
         // Distribute: many more units than slots, so that the pull model balances the load.
         let slots = self.cluster.stats().await.slots.max(1);
-        let min_units = slots * self.config.units_per_slot;
+        let min_units = slots * self.units_per_slot;
         let frontier_solver = Arc::clone(&solver);
         let frontier =
             match tokio::task::spawn_blocking(move || frontier_solver.frontier(&board, min_units))
@@ -355,5 +479,31 @@ impl Shared {
         FlightEnd::ShuttingDown {
             lower_bound: flight.state.borrow().bound,
         }
+    }
+}
+
+/// `flight` as the console shows it, with `waiters` waiting for it.
+fn view(flight: &Flight, waiters: usize) -> SearchView {
+    let state = flight.state.borrow();
+    let outlook = state.bounds_seen.outlook(std::time::Instant::now());
+    let estimate = outlook.estimate;
+    SearchView {
+        job: flight.job,
+        board: flight.board.to_string(),
+        goal: flight.goal.board().to_string(),
+        heuristic: flight.heuristic.to_string(),
+        bound: state.bound,
+        bounds: state.bounds.clone(),
+        units_done: state.units_done,
+        units_total: state.units_total,
+        nodes: state.nodes,
+        bound_nodes: outlook.nodes_in_bound,
+        predicted_nodes: estimate.map(|e| e.predicted_nodes),
+        fraction: estimate.map(|e| e.fraction),
+        eta_secs: estimate.and_then(|e| e.eta_secs),
+        next_bound_nodes: estimate.and_then(|e| e.next_bound_nodes),
+        extrapolated: outlook.extrapolated,
+        elapsed_ms: flight.started.elapsed().as_millis() as u64,
+        waiters,
     }
 }

@@ -24,9 +24,10 @@ use npuzzle_solver::BoardKey;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::solve::{Begun, SolveError};
-use crate::state::Shared;
+use crate::solve::{Begun, Pipeline, SolveError};
 use crate::store::JobChange;
+
+pub(crate) mod durable;
 
 /// Jobs kept at most (running and finished): a client cannot make the coordinator hold more.
 pub const MAX_JOBS: usize = 10_000;
@@ -113,11 +114,11 @@ pub(crate) fn is_final(state: i32) -> bool {
 
 /// The jobs kept, by id.
 #[derive(Default)]
-pub(crate) struct Jobs {
+pub(crate) struct JobTable {
     map: Mutex<HashMap<String, Arc<Job>>>,
 }
 
-impl Jobs {
+impl JobTable {
     /// The job `id`, if it is kept.
     pub fn get(&self, id: &str) -> Result<Arc<Job>, JobError> {
         let id = parse_id(id)?;
@@ -187,41 +188,67 @@ pub(crate) struct Resume {
     pub resumed: u32,
 }
 
-impl Shared {
+/// Detached jobs: a client of the solve pipeline that runs each request in a task of its own,
+/// and keeps its state by id.
+pub(crate) struct Jobs {
+    table: JobTable,
+    pipeline: Arc<Pipeline>,
+    /// [`crate::Config::job_ttl`] and [`crate::Config::checkpoint_every`].
+    ttl: Duration,
+    checkpoint_every: Duration,
+}
+
+impl Jobs {
+    /// No job yet; each will run through `pipeline`.
+    pub(crate) fn new(pipeline: Arc<Pipeline>) -> Jobs {
+        Jobs {
+            table: JobTable::default(),
+            ttl: pipeline.config.job_ttl,
+            checkpoint_every: pipeline.config.checkpoint_every,
+            pipeline,
+        }
+    }
+
+    /// The job `id`, if it is kept.
+    pub(crate) fn get(&self, id: &str) -> Result<Arc<Job>, JobError> {
+        self.table.get(id)
+    }
+
     /// Submits `request` as a detached job for `client`, or joins the one kept for its puzzle
     /// (one that failed or was cancelled is submitted again). Refusals are `Solve`'s, checked
     /// before this returns; the search then runs on without the caller.
-    pub(crate) async fn submit_job(
+    pub(crate) async fn submit(
         self: &Arc<Self>,
         request: &v1::SolveRequest,
         client: Option<IpAddr>,
     ) -> Result<Arc<Job>, JobError> {
-        self.start_job(request, client, None).await
+        self.start(request, client, None).await
     }
 
     /// The jobs the store kept from before a restart (see `durable.rs`): each is listed as
     /// running at once, and started again (from its checkpoint, if one was accepted) once a
     /// worker has joined, so that its heuristic is settled from what the workers serve.
-    pub(crate) fn resume_jobs(self: &Arc<Self>, stored: Vec<crate::store::StoredJob>) {
-        let resumable = crate::durable::resumable(self, stored);
+    pub(crate) fn resume(self: &Arc<Self>, stored: Vec<crate::store::StoredJob>) {
+        let store = self.pipeline.searches.store();
+        let resumable = durable::resumable(store, stored);
         if resumable.is_empty() {
             return;
         }
         for r in &resumable {
-            if let Ok(mut map) = self.jobs.map.lock() {
+            if let Ok(mut map) = self.table.map.lock() {
                 map.insert(
                     r.id.clone(),
                     Arc::new(Job::new(&r.id, &r.request, r.resumed)),
                 );
             }
         }
-        let shared = Arc::clone(self);
+        let jobs = Arc::clone(self);
         tokio::spawn(async move {
-            let mut membership = shared.cluster.watch_membership();
+            let mut membership = jobs.pipeline.cluster.watch_membership();
             while membership.borrow_and_update().workers == 0 {
                 tokio::select! {
                     changed = membership.changed() => if changed.is_err() { return },
-                    _ = shared.draining.cancelled() => return,
+                    _ = jobs.pipeline.draining.cancelled() => return,
                 }
             }
             for r in resumable {
@@ -235,28 +262,31 @@ impl Shared {
                     checkpoint: r.checkpoint,
                     resumed: r.resumed,
                 };
-                if let Err(e) = shared.start_job(&r.request, None, Some(resume)).await {
+                if let Err(e) = jobs.start(&r.request, None, Some(resume)).await {
                     tracing::warn!(job = %r.id, error = %e, "a detached job could not be resumed");
                 }
             }
         });
     }
 
-    /// [`Shared::submit_job`], or with `resume` a job kept by the store (already listed by
-    /// [`Shared::resume_jobs`]) started again.
-    async fn start_job(
+    /// [`Jobs::submit`], or with `resume` a job kept by the store (already listed by
+    /// [`Jobs::resume`]) started again.
+    async fn start(
         self: &Arc<Self>,
         request: &v1::SolveRequest,
         client: Option<IpAddr>,
         resume: Option<Resume>,
     ) -> Result<Arc<Job>, JobError> {
         let started = Instant::now();
-        let puzzle = self.validate(request, None).map_err(SolveError::from)?;
+        let puzzle = self
+            .pipeline
+            .validate(request, None)
+            .map_err(SolveError::from)?;
         let id = job_id(&puzzle.key, request.heuristic);
         let resumed = resume.as_ref().map_or(0, |r| r.resumed);
         let job = {
-            let mut map = self.jobs.map.lock().map_err(|_| JobError::Full)?;
-            Jobs::expire(&mut map, self.config.job_ttl);
+            let mut map = self.table.map.lock().map_err(|_| JobError::Full)?;
+            JobTable::expire(&mut map, self.ttl);
             match map.get(&id) {
                 Some(job) if resume.is_some() => job.clone(),
                 Some(job)
@@ -269,7 +299,7 @@ impl Shared {
                 _ => {
                     if map.len() >= MAX_JOBS
                         && !map.contains_key(&id)
-                        && !Jobs::evict_oldest_finished(&mut map)
+                        && !JobTable::evict_oldest_finished(&mut map)
                     {
                         return Err(JobError::Full);
                     }
@@ -279,7 +309,7 @@ impl Shared {
                 }
             }
         };
-        let search = match self.begin(request, None, client, started).await {
+        let search = match self.pipeline.begin(request, None, client, started).await {
             Ok(Begun::Searching(search)) => search.patient(),
             Ok(Begun::Answered(response)) => {
                 job.finish(|s| {
@@ -287,31 +317,31 @@ impl Shared {
                     s.result = Some(response);
                 });
                 if resume.is_some() {
-                    self.save_job(JobChange::Ended { id });
+                    self.save(JobChange::Ended { id });
                 }
                 return Ok(job);
             }
             Err(e) => {
-                if let Ok(mut map) = self.jobs.map.lock() {
+                if let Ok(mut map) = self.table.map.lock() {
                     map.remove(&id);
                 }
                 return Err(e.into());
             }
         };
-        self.save_job(JobChange::Request {
+        self.save(JobChange::Request {
             id: id.clone(),
-            record: crate::durable::request_record(&id, request, resumed),
+            record: durable::request_record(&id, request, resumed),
         });
         if let Some(checkpoint) = resume.and_then(|r| r.checkpoint) {
-            self.resume_at(search.key(), checkpoint);
+            self.pipeline.searches.resume_at(search.key(), checkpoint);
         }
         tracing::info!(job = %id, "detached job submitted");
-        let (shared, runner) = (self.clone(), job.clone());
+        let (jobs, runner) = (Arc::clone(self), job.clone());
         tokio::spawn(async move {
             let mut last = (0u32, false, Instant::now());
             let flight = Arc::new(AtomicU64::new(0));
             let joined = Arc::clone(&flight);
-            let following = shared.follow(
+            let following = jobs.pipeline.follow(
                 &search,
                 |f| joined.store(f.job.0, Ordering::Relaxed),
                 |s| {
@@ -324,7 +354,9 @@ impl Shared {
                 },
             );
             let status = runner.status.subscribe();
-            let checkpoints = Arc::clone(&shared).checkpoint_loop(
+            let checkpoints = durable::checkpoint_loop(
+                Arc::clone(&jobs.pipeline),
+                jobs.checkpoint_every,
                 id.clone(),
                 move || flight.load(Ordering::Relaxed),
                 move || status.borrow().progress.as_ref().map_or(0, |p| p.bound),
@@ -333,7 +365,7 @@ impl Shared {
                 answer = following => answer,
                 _ = runner.cancel.cancelled() => {
                     runner.finish(|s| s.state = v1::JobState::Cancelled as i32);
-                    shared.save_job(JobChange::Ended { id: id.clone() });
+                    jobs.save(JobChange::Ended { id: id.clone() });
                     tracing::info!(job = %id, "detached job cancelled");
                     return;
                 }
@@ -346,7 +378,7 @@ impl Shared {
                 Err(SolveError::Stopped { .. } | SolveError::ShuttingDown)
             );
             if !stopping {
-                shared.save_job(JobChange::Ended { id: id.clone() });
+                jobs.save(JobChange::Ended { id: id.clone() });
             }
             runner.finish(|s| match answer {
                 Ok(response) => {
@@ -366,19 +398,24 @@ impl Shared {
 
     /// Cancels job `id` if it is running (its search stops unless a call waits on the same
     /// puzzle); returns it.
-    pub(crate) fn cancel_job(&self, id: &str) -> Result<Arc<Job>, JobError> {
-        let job = self.jobs.get(id)?;
+    pub(crate) fn cancel(&self, id: &str) -> Result<Arc<Job>, JobError> {
+        let job = self.table.get(id)?;
         job.finish(|s| s.state = v1::JobState::Cancelled as i32);
         job.cancel.cancel();
         Ok(job)
     }
 
     /// The jobs kept, oldest first (finished ones past their time dropped first).
-    pub(crate) fn list_jobs(&self) -> Vec<Arc<Job>> {
-        if let Ok(mut map) = self.jobs.map.lock() {
-            Jobs::expire(&mut map, self.config.job_ttl);
+    pub(crate) fn list(&self) -> Vec<Arc<Job>> {
+        if let Ok(mut map) = self.table.map.lock() {
+            JobTable::expire(&mut map, self.ttl);
         }
-        self.jobs.list()
+        self.table.list()
+    }
+
+    /// Writes `change` to the store, if the coordinator keeps one.
+    fn save(&self, change: JobChange) {
+        durable::save(self.pipeline.searches.store(), change);
     }
 }
 
@@ -443,16 +480,16 @@ mod tests {
             "older".to_string(),
             job(now.checked_sub(Duration::from_secs(5))),
         );
-        assert!(Jobs::evict_oldest_finished(&mut map));
+        assert!(JobTable::evict_oldest_finished(&mut map));
         assert!(!map.contains_key("older") && map.contains_key("newer"));
-        assert!(Jobs::evict_oldest_finished(&mut map));
-        assert!(!Jobs::evict_oldest_finished(&mut map));
+        assert!(JobTable::evict_oldest_finished(&mut map));
+        assert!(!JobTable::evict_oldest_finished(&mut map));
         assert!(map.contains_key("running"));
     }
 
     #[test]
     fn unknown_jobs_are_not_found() {
-        let jobs = Jobs::default();
+        let jobs = JobTable::default();
         assert!(matches!(
             jobs.get("0123456789abcdef"),
             Err(JobError::NotFound(_))
