@@ -187,6 +187,16 @@ struct Args {
         default_value_t = SchedulerConfig::default().task_cost_nodes
     )]
     task_cost_nodes: u64,
+    /// A new search that finds every search thread busy gets one at once: the search holding
+    /// the most threads above its share is asked for one back (keeping what it searched), each
+    /// search at most once per this many milliseconds. 0: a new search waits for a thread to
+    /// free.
+    #[arg(
+        long,
+        env = "NPUZZLE_PREEMPT_SLICE_MS",
+        default_value_t = SchedulerConfig::default().preempt_slice.map_or(0, |d| d.as_millis() as u64)
+    )]
+    preempt_slice_ms: u64,
     /// Seconds of silence after which a worker is dropped and its units go to other workers.
     #[arg(long, env = "NPUZZLE_LEASE_SECS", default_value_t = SchedulerConfig::default().lease_timeout.as_secs())]
     lease_secs: u64,
@@ -329,6 +339,8 @@ impl Args {
                 // Which reports are audited must not be predictable by a worker.
                 audit_seed: unpredictable_seed(),
                 lease_timeout: Duration::from_secs(self.lease_secs),
+                preempt_slice: (self.preempt_slice_ms > 0)
+                    .then(|| Duration::from_millis(self.preempt_slice_ms)),
                 ..SchedulerConfig::default()
             },
             // --audit-fraction is this binary's share wherever it listens, 0 included.
@@ -431,6 +443,13 @@ mod tests {
                 scheduler.cluster_time_per_task.as_micros().to_string(),
             ),
             ("task_cost_nodes", scheduler.task_cost_nodes.to_string()),
+            (
+                "preempt_slice_ms",
+                scheduler
+                    .preempt_slice
+                    .map_or(0, |d| d.as_millis())
+                    .to_string(),
+            ),
             ("lease_secs", secs(scheduler.lease_timeout)),
             ("drain_secs", secs(config.drain)),
         ];

@@ -75,12 +75,22 @@ impl AskIndex {
     pub(super) fn pick<T>(
         &mut self,
         wanted: usize,
+        pick: impl FnMut(&AskKey) -> Option<T>,
+    ) -> Vec<T> {
+        self.pick_within(wanted, usize::MAX, pick)
+    }
+
+    /// [`AskIndex::pick`], reading at most `most_read` members.
+    pub(super) fn pick_within<T>(
+        &mut self,
+        wanted: usize,
+        most_read: usize,
         mut pick: impl FnMut(&AskKey) -> Option<T>,
     ) -> Vec<T> {
         let mut picked = Vec::new();
         // Members read, put back once the read is over.
         let mut read: Vec<Reverse<AskKey>> = Vec::new();
-        while picked.len() < wanted {
+        while picked.len() < wanted && read.len() < most_read {
             let Some(Reverse(key)) = self.heap.pop() else {
                 break;
             };

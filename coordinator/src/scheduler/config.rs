@@ -103,6 +103,12 @@ pub struct SchedulerConfig {
     /// 1,000 slots). On a few dozen slots this floor is mostly below `task_cost_nodes`'s
     /// and changes little.
     pub cluster_time_per_task: Duration,
+    /// A job with queued tasks and none running, while no slot is free (a new search behind
+    /// long ones), gets a thread at once: the job holding the most threads above its share is
+    /// asked back for one (what it searched is kept, as with every hand-back), each job at
+    /// most once per this slice. `None`: new jobs wait for a thread to free (a task's end, or
+    /// its node budget).
+    pub preempt_slice: Option<Duration>,
 }
 
 impl Default for SchedulerConfig {
@@ -128,6 +134,7 @@ impl Default for SchedulerConfig {
             async_bounds: true,
             bounds_ahead: 1,
             cluster_time_per_task: Duration::from_micros(40),
+            preempt_slice: Some(Duration::from_millis(100)),
         }
     }
 }

@@ -86,6 +86,7 @@ impl Scheduler {
                 (task.work.clone(), task.audit, task.unbudgeted, task.iterate);
             // Its place in the ask-back indexes, while the task is at hand.
             let ask = ask_key(job_id, which, tid, task);
+            let first = job.running == 0;
             job.running += 1;
             let assignment = Assignment {
                 job: job.spec.id,
@@ -119,9 +120,129 @@ impl Scheduler {
                 assignment,
             });
             self.reindex(job_id);
+            // A job's first task queued behind busy slots: a slot of that worker is asked
+            // back for it, so that a new search starts at once.
+            if ahead && first {
+                commands.extend(self.preempt_for(job_id, Some(wid)).map(|(_, _, ask)| ask));
+            }
         }
         commands.extend(self.ask_back());
+        commands.extend(self.preempt());
         self.check_indexes();
+    }
+
+    /// Gives each starving job a thread: while no slot is free and some job has queued tasks
+    /// and none running (a new search behind long ones), a task of the job holding the most
+    /// above its share of the slots is asked back ([`Scheduler::preempt_for`]), and the tasks
+    /// that job has sent ahead to the same worker are taken back, so that the slot its answer
+    /// frees goes to the starving job (dispatch serves the job with the fewest running tasks
+    /// first). One ask per starving job at a time.
+    fn preempt(&mut self) -> Vec<Command> {
+        /// Starving jobs served per event: bounded work whatever the cluster holds.
+        const MOST_STARVING: usize = 8;
+        if self.config.preempt_slice.is_none() || !self.free.is_empty() {
+            return Vec::new();
+        }
+        let starving: Vec<JobId> = self
+            .runnable
+            .iter()
+            .take_while(|&&(running, _)| running == 0)
+            .take(MOST_STARVING)
+            .map(|&(_, id)| id)
+            .collect();
+        let mut commands = Vec::new();
+        for starving_id in starving.into_iter().skip(self.asked_out) {
+            let Some((victim, worker, ask)) = self.preempt_for(starving_id, None) else {
+                break;
+            };
+            commands.push(ask);
+            let ahead: Vec<TaskId> = self.workers.get(&worker).map_or(Vec::new(), |w| {
+                w.queued
+                    .iter()
+                    .filter(|&&(job, _, _)| job == victim)
+                    .map(|&(_, _, tid)| tid)
+                    .collect()
+            });
+            for tid in ahead {
+                commands.extend(self.ask(victim, tid, worker, 0));
+            }
+        }
+        commands
+    }
+
+    /// Asks back a running task for starving job `starving` (queued tasks, none started): one
+    /// of the job holding the most running tasks above its share of the slots, not asked for
+    /// this within [`SchedulerConfig::preempt_slice`], held by a worker (`on`, if given) that
+    /// can search the starving job; the largest such task. What it searched is kept, as with
+    /// every hand-back. Returns the job asked, the worker, and the ask.
+    ///
+    /// [`SchedulerConfig::preempt_slice`]: super::SchedulerConfig::preempt_slice
+    fn preempt_for(
+        &mut self,
+        starving: JobId,
+        on: Option<WorkerId>,
+    ) -> Option<(JobId, WorkerId, Command)> {
+        /// Ask-back candidates read for one ask.
+        const MOST_READ: usize = 64;
+        let slice = self.config.preempt_slice?;
+        if self.config.hand_back_after == u64::MAX {
+            return None;
+        }
+        // Every job holding assignments holds one: none is above any share (a batch of whole
+        // searches), and no job is looked at.
+        if self.busy_slots + self.ahead_out <= self.holders.len() {
+            return None;
+        }
+        let (heuristic, shape) = self
+            .jobs
+            .get(&starving)
+            .map(|j| (j.spec.heuristic, j.spec.root.shape()))?;
+        // The jobs that run or wait for a thread share the slots.
+        self.visits.add(self.jobs.len());
+        let wanting = self
+            .jobs
+            .values()
+            .filter(|j| j.running > 0 || j.has_queued())
+            .count();
+        let share = (self.slots() / wanting.max(1)).max(1);
+        let now = self.clock;
+        let victim = self
+            .jobs
+            .iter()
+            .filter(|&(&id, j)| id != starving && j.running > share)
+            .filter(|(_, j)| {
+                j.preempted_at
+                    .zip(now)
+                    .is_none_or(|(at, now)| now.saturating_duration_since(at) >= slice)
+            })
+            .max_by_key(|&(&id, j)| (j.running, std::cmp::Reverse(id)))
+            .map(|(&id, _)| id)?;
+        let (jobs, workers, visits) = (&self.jobs, &self.workers, &self.visits);
+        let picked = self.askable.pick_within(1, MOST_READ, |key| {
+            visits.add(1);
+            if key.job != victim {
+                return None;
+            }
+            let Some(TaskState::Running { worker, .. }) =
+                jobs.get(&key.job)?.task(key.task).map(|t| t.state)
+            else {
+                return None;
+            };
+            (on.is_none_or(|w| w == worker)
+                && workers
+                    .get(&worker)?
+                    .capabilities
+                    .can_search(heuristic, shape))
+            .then_some((key.task, worker))
+        });
+        let &(tid, worker) = picked.first()?;
+        let after_nodes = self.hand_back_after(victim, tid);
+        let ask = self.ask(victim, tid, worker, after_nodes)?;
+        if let Some(job) = self.jobs.get_mut(&victim) {
+            job.preempted_at = now;
+            job.stats.preempted += 1;
+        }
+        Some((victim, worker, ask))
     }
 
     /// Slots free now that no queued task can fill take back tasks sent ahead and not started

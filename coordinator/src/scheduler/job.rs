@@ -92,6 +92,9 @@ pub(super) struct Job {
     /// search): each proves an earlier report false, and from the first on every report of the
     /// job is audited.
     pub(super) lies_seen: u32,
+    /// When a task of it was last asked back to give a starving job a thread (see
+    /// `Scheduler::preempt`).
+    pub(super) preempted_at: Option<Instant>,
 }
 
 impl Job {
@@ -121,6 +124,7 @@ impl Job {
             auditing: None,
             reporters: HashSet::new(),
             lies_seen: 0,
+            preempted_at: None,
         }
     }
 

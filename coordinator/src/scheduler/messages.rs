@@ -226,8 +226,12 @@ pub struct JobStats {
     pub bounds: Vec<u32>,
     /// Nodes per worker (foldhash: a result's worker is looked up on every event).
     pub worker_nodes: HashMap<WorkerId, u64>,
-    /// Running tasks asked to hand back their rest for idle slots.
+    /// Running tasks asked to hand back their rest for idle slots, or to give a starving job
+    /// a thread.
     pub yields: usize,
+    /// Of `yields`, those asked to give a starving job a thread
+    /// ([`SchedulerConfig::preempt_slice`](super::SchedulerConfig::preempt_slice)).
+    pub preempted: usize,
     /// Nodes searched by tasks that stopped the old way (`BUDGET_EXCEEDED`) and were searched
     /// again: the only work the scheduler throws away.
     pub discarded_nodes: u64,

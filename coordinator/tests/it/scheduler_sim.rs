@@ -340,6 +340,7 @@ mod async_bounds;
 mod basics;
 mod checkpoints;
 mod liars;
+mod preemption;
 mod prefetch;
 mod tables;
 mod whole_jobs;
