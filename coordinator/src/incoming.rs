@@ -57,6 +57,8 @@ pub struct Guarded<IO> {
     first_byte: Option<Pin<Box<Sleep>>>,
     /// Until the HTTP/2 client preface is complete (see [`Limits::preface`]).
     preface: Option<Preface>,
+    /// Closed for a deadline (counted in the metrics once).
+    timed_out: bool,
     _permit: OwnedSemaphorePermit,
 }
 
@@ -108,16 +110,25 @@ impl<IO> Guarded<IO> {
             inner,
             first_byte: Some(Box::pin(tokio::time::sleep(limits.first_byte))),
             preface: limits.preface.map(Preface::new),
+            timed_out: false,
             _permit: permit,
         }
     }
-}
 
-fn timed_out(what: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::TimedOut, what.to_string())
+    /// The error that closes a connection that said too little too slowly; counted once, by
+    /// `reason`, however often the server reads it again.
+    fn timed_out(&mut self, reason: &'static str, what: &str) -> io::Error {
+        if !self.timed_out {
+            self.timed_out = true;
+            metrics::counter!(crate::metrics::CONNECTIONS_TIMED_OUT, "reason" => reason)
+                .increment(1);
+        }
+        io::Error::new(io::ErrorKind::TimedOut, what.to_string())
+    }
 }
 
 const TRICKLED: &str = "the peer did not send its HTTP/2 preface in time";
+const SILENT: &str = "the peer sent nothing after connecting";
 
 impl<IO: AsyncRead + Unpin> AsyncRead for Guarded<IO> {
     fn poll_read(
@@ -135,7 +146,7 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Guarded<IO> {
                         if preface.read(&buf.filled()[before..]) {
                             this.preface = None;
                         } else if preface.deadline.is_elapsed() {
-                            return Poll::Ready(Err(timed_out(TRICKLED)));
+                            return Poll::Ready(Err(this.timed_out("handshake", TRICKLED)));
                         }
                     }
                 }
@@ -144,11 +155,11 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Guarded<IO> {
             Poll::Pending => {
                 if let Some(deadline) = this.first_byte.as_mut() {
                     ready!(deadline.as_mut().poll(cx));
-                    return Poll::Ready(Err(timed_out("the peer sent nothing after connecting")));
+                    return Poll::Ready(Err(this.timed_out("silent", SILENT)));
                 }
                 if let Some(preface) = this.preface.as_mut() {
                     ready!(preface.deadline.as_mut().poll(cx));
-                    return Poll::Ready(Err(timed_out(TRICKLED)));
+                    return Poll::Ready(Err(this.timed_out("handshake", TRICKLED)));
                 }
                 Poll::Pending
             }

@@ -31,6 +31,7 @@ pub const UNITS_REQUEUED: &str = "npuzzle_coordinator_units_requeued_total";
 pub const SERVING: &str = "npuzzle_coordinator_serving";
 pub const UNAUTHENTICATED: &str = "npuzzle_coordinator_unauthenticated_total";
 pub const CONNECTIONS_REFUSED: &str = "npuzzle_coordinator_connections_refused_total";
+pub const CONNECTIONS_TIMED_OUT: &str = "npuzzle_coordinator_connections_timed_out_total";
 
 /// Gives every metric its `# HELP` line. Call after the recorder is installed.
 pub fn describe() {
@@ -88,6 +89,10 @@ pub fn describe() {
     describe_counter!(
         CONNECTIONS_REFUSED,
         "TCP connections closed on accept because max_connections were open"
+    );
+    describe_counter!(
+        CONNECTIONS_TIMED_OUT,
+        "Connections closed for saying too little too slowly, by reason (silent: nothing sent within the first-byte timeout; handshake: the HTTP/2 preface not complete within the handshake timeout)"
     );
 }
 

@@ -24,6 +24,8 @@ async fn counters_move_as_requests_are_served() {
     let address = metrics.local_addr();
     let mut config = eager_config();
     config.metrics = Some(metrics);
+    // A connection that says nothing is closed (and counted) soon.
+    config.first_byte_timeout = std::time::Duration::from_millis(300);
     let mut cluster = TestCluster::start(config).await;
     let mut client = cluster.client().await;
 
@@ -61,6 +63,21 @@ async fn counters_move_as_requests_are_served() {
         .unwrap()
         .into_inner();
     assert_eq!(unsolvable.outcome, v1::Outcome::Unsolvable as i32);
+    // A silent connection on the gRPC port: closed once the first-byte timeout passes.
+    let mut silent = tokio::net::TcpStream::connect(cluster.address())
+        .await
+        .unwrap();
+    let closed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        // The server speaks first (its SETTINGS); the end of the stream is the close.
+        let mut buffer = [0u8; 256];
+        while let Ok(n) = tokio::io::AsyncReadExt::read(&mut silent, &mut buffer).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "a silent connection was held open");
 
     let after = tokio::task::spawn_blocking(move || scrape(address))
         .await
@@ -105,6 +122,15 @@ async fn counters_move_as_requests_are_served() {
     );
     assert!(
         delta("npuzzle_coordinator_units_assigned_total", &[]) >= f64::from(first.units),
+        "{}",
+        after.text
+    );
+    assert_eq!(
+        delta(
+            "npuzzle_coordinator_connections_timed_out_total",
+            &[("reason", "silent")]
+        ),
+        1.0,
         "{}",
         after.text
     );
