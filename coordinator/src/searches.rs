@@ -34,7 +34,7 @@ use crate::cluster::{ClusterHandle, JobEvent};
 use crate::console::{FinishedView, Recent, SearchView};
 use crate::flights::{FlightKey, Flights, Left};
 use crate::progress::BoundTracker;
-use crate::scheduler::{Checkpoint, JobId, JobOutcome, JobSpec, JobStats};
+use crate::scheduler::{Checkpoint, ClientId, JobId, JobOutcome, JobSpec, JobStats};
 use crate::store::Writer;
 
 /// Solvers (with their tables) kept at most; each custom goal needs its own.
@@ -109,6 +109,8 @@ pub(crate) struct Flight {
     /// What the job's units are searched with, on boards of `shape`: which workers can serve it.
     pub heuristic: HeuristicKind,
     pub shape: Shape,
+    /// Who the search counts for when slots are shared: the client that started it.
+    pub client: ClientId,
     pub state: watch::Sender<FlightState>,
     /// Raised when the last waiter leaves: stops the probe and any later submission.
     cancelled: Arc<AtomicBool>,
@@ -250,7 +252,15 @@ impl Searches {
 
     /// Joins the search for `key` (the puzzle `board` to `goal`, and the heuristic), starting it
     /// if none is running.
-    pub(crate) fn join(self: &Arc<Self>, key: FlightKey, board: Board, goal: Goal) -> WaiterGuard {
+    ///
+    /// A new search counts for `client` when the scheduler shares slots between clients.
+    pub(crate) fn join(
+        self: &Arc<Self>,
+        key: FlightKey,
+        board: Board,
+        goal: Goal,
+        client: ClientId,
+    ) -> WaiterGuard {
         let heuristic = key.1;
         let joined = self.flights.join(key, || {
             let (state, _) = watch::channel(FlightState::default());
@@ -262,6 +272,7 @@ impl Searches {
                 started: Instant::now(),
                 heuristic,
                 shape: board.shape(),
+                client,
                 state,
                 cancelled: Arc::new(AtomicBool::new(false)),
             };
@@ -416,6 +427,7 @@ impl Searches {
             units: frontier.units,
             whole: false,
             resume: None,
+            client: flight.client,
         };
         self.distribute(flight, spec, heuristic, probe_nodes).await
     }
@@ -424,10 +436,11 @@ impl Searches {
     async fn distribute(
         &self,
         flight: &Flight,
-        spec: JobSpec,
+        mut spec: JobSpec,
         heuristic: HeuristicKind,
         probe_nodes: u64,
     ) -> FlightEnd {
+        spec.client = flight.client;
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.cluster.submit(spec, tx);
         // A waiter may have left while the probe ran: cancel what was just submitted.

@@ -30,7 +30,7 @@ use crate::Config;
 use crate::cluster::ClusterHandle;
 use crate::console::Activity;
 use crate::flights::{Admission, Admissions, Refusal};
-use crate::scheduler::{HeuristicUnavailable, choose_heuristic};
+use crate::scheduler::{ClientId, HeuristicUnavailable, choose_heuristic};
 use crate::searches::{Flight, FlightEnd, FlightState, Searches, WaiterGuard};
 
 /// How long a request refused for the search limits is told to wait before it retries.
@@ -172,6 +172,8 @@ pub(crate) struct Search {
     /// Waits for a worker however long none is connected (a detached job), instead of giving
     /// up after [`crate::Config::unavailable_after`].
     patient: bool,
+    /// Who its search counts for when the scheduler shares slots between clients.
+    client: ClientId,
     _admission: Admission,
 }
 
@@ -204,6 +206,19 @@ fn response(outcome: v1::Outcome) -> v1::SolveResponse {
         outcome: outcome as i32,
         ..Default::default()
     }
+}
+
+/// The scheduler's name for a client: its address (the same one the search limits count
+/// against), 0 when it has none.
+fn client_id(client: Option<IpAddr>) -> ClientId {
+    ClientId(match client {
+        None => 0,
+        Some(IpAddr::V4(a)) => u64::from(u32::from(a)),
+        Some(IpAddr::V6(a)) => {
+            let bits = u128::from(a);
+            (bits >> 64) as u64 ^ bits as u64
+        }
+    })
 }
 
 fn millis_since(started: Instant) -> f64 {
@@ -312,6 +327,7 @@ impl Pipeline {
             heuristic,
             started,
             patient: false,
+            client: client_id(client),
             _admission: admission,
         }))
     }
@@ -448,7 +464,9 @@ impl Pipeline {
         let p = &search.puzzle;
         let mut heuristic = search.heuristic;
         loop {
-            let guard = self.searches.join((p.key, heuristic), p.board, p.goal);
+            let guard = self
+                .searches
+                .join((p.key, heuristic), p.board, p.goal, search.client);
             joined(&guard.flight);
             match self.wait(&guard, search, &mut progress).await {
                 Waited::Answer(answer) => return answer,

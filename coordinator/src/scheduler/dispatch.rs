@@ -12,7 +12,7 @@
 
 use super::Scheduler;
 use super::index::{AskKey, ask_key};
-use super::messages::{Assignment, Command, JobId, TaskId, WorkerId};
+use super::messages::{Assignment, ClientId, Command, JobId, TaskId, WorkerId};
 use super::task::TaskState;
 
 impl Scheduler {
@@ -32,7 +32,7 @@ impl Scheduler {
         free.chain(ahead).find_map(|wid| {
             self.visits.add(1);
             let w = self.workers.get(&wid)?;
-            self.runnable.iter().find_map(|&(_, jid)| {
+            self.runnable.jobs().find_map(|jid| {
                 self.visits.add(1);
                 let j = self.jobs.get(&jid)?;
                 // An audit never goes to the worker whose report it checks, nor to a newcomer.
@@ -143,13 +143,7 @@ impl Scheduler {
         if self.config.preempt_slice.is_none() || !self.free.is_empty() {
             return Vec::new();
         }
-        let starving: Vec<JobId> = self
-            .runnable
-            .iter()
-            .take_while(|&&(running, _)| running == 0)
-            .take(MOST_STARVING)
-            .map(|&(_, id)| id)
-            .collect();
+        let starving: Vec<JobId> = self.runnable.starving().take(MOST_STARVING).collect();
         let mut commands = Vec::new();
         for starving_id in starving.into_iter().skip(self.asked_out) {
             let Some((victim, worker, ask)) = self.preempt_for(starving_id, None) else {
@@ -170,6 +164,43 @@ impl Scheduler {
         commands
     }
 
+    /// The job a starving job of `client` takes a thread from: first, among the other clients
+    /// holding more running tasks than their share of the slots (the slots over the clients
+    /// that run or wait), the one holding the most, and its job holding the most; else, among
+    /// `client`'s own jobs, the one holding the most above their share of the client's tasks.
+    /// None was asked for this within [`SchedulerConfig::preempt_slice`].
+    ///
+    /// [`SchedulerConfig::preempt_slice`]: super::SchedulerConfig::preempt_slice
+    fn victim_for(&self, starving: JobId, client: ClientId) -> Option<JobId> {
+        let slice = self.config.preempt_slice?;
+        let now = self.clock;
+        let share = (self.slots() / self.runnable.clients().max(1)).max(1);
+        let other = self
+            .runnable
+            .running()
+            .filter(|&(c, running)| c != client && running > share)
+            .max_by_key(|&(c, running)| (running, std::cmp::Reverse(c)))
+            .map(|(c, _)| c);
+        let (from, job_share) = match other {
+            Some(c) => (c, 0),
+            None => {
+                let (running, jobs) = self.runnable.of(client);
+                (client, (running / jobs.max(1)).max(1))
+            }
+        };
+        self.visits.add(self.jobs.len());
+        self.jobs
+            .iter()
+            .filter(|&(&id, j)| id != starving && j.spec.client == from && j.running > job_share)
+            .filter(|(_, j)| {
+                j.preempted_at
+                    .zip(now)
+                    .is_none_or(|(at, now)| now.saturating_duration_since(at) >= slice)
+            })
+            .max_by_key(|&(&id, j)| (j.running, std::cmp::Reverse(id)))
+            .map(|(&id, _)| id)
+    }
+
     /// Asks back a running task for starving job `starving` (queued tasks, none started): one
     /// of the job holding the most running tasks above its share of the slots, not asked for
     /// this within [`SchedulerConfig::preempt_slice`], held by a worker (`on`, if given) that
@@ -184,8 +215,7 @@ impl Scheduler {
     ) -> Option<(JobId, WorkerId, Command)> {
         /// Ask-back candidates read for one ask.
         const MOST_READ: usize = 64;
-        let slice = self.config.preempt_slice?;
-        if self.config.hand_back_after == u64::MAX {
+        if self.config.preempt_slice.is_none() || self.config.hand_back_after == u64::MAX {
             return None;
         }
         // Every job holding assignments holds one: none is above any share (a batch of whole
@@ -193,30 +223,11 @@ impl Scheduler {
         if self.busy_slots + self.ahead_out <= self.holders.len() {
             return None;
         }
-        let (heuristic, shape) = self
+        let (heuristic, shape, client) = self
             .jobs
             .get(&starving)
-            .map(|j| (j.spec.heuristic, j.spec.root.shape()))?;
-        // The jobs that run or wait for a thread share the slots.
-        self.visits.add(self.jobs.len());
-        let wanting = self
-            .jobs
-            .values()
-            .filter(|j| j.running > 0 || j.has_queued())
-            .count();
-        let share = (self.slots() / wanting.max(1)).max(1);
-        let now = self.clock;
-        let victim = self
-            .jobs
-            .iter()
-            .filter(|&(&id, j)| id != starving && j.running > share)
-            .filter(|(_, j)| {
-                j.preempted_at
-                    .zip(now)
-                    .is_none_or(|(at, now)| now.saturating_duration_since(at) >= slice)
-            })
-            .max_by_key(|&(&id, j)| (j.running, std::cmp::Reverse(id)))
-            .map(|(&id, _)| id)?;
+            .map(|j| (j.spec.heuristic, j.spec.root.shape(), j.spec.client))?;
+        let victim = self.victim_for(starving, client)?;
         let (jobs, workers, visits) = (&self.jobs, &self.workers, &self.visits);
         let picked = self.askable.pick_within(1, MOST_READ, |key| {
             visits.add(1);
@@ -239,7 +250,7 @@ impl Scheduler {
         let after_nodes = self.hand_back_after(victim, tid);
         let ask = self.ask(victim, tid, worker, after_nodes)?;
         if let Some(job) = self.jobs.get_mut(&victim) {
-            job.preempted_at = now;
+            job.preempted_at = self.clock;
             job.stats.preempted += 1;
         }
         Some((victim, worker, ask))

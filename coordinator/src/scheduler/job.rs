@@ -15,7 +15,8 @@ use npuzzle_solver::{Move, WorkUnit};
 
 use super::SchedulerConfig;
 use super::audit::{Auditing, Claim};
-use super::messages::{Command, Epoch, HandedBack, JobId, JobSpec, JobStats, TaskId, WorkerId};
+use super::messages::{Command, Epoch, HandedBack, JobSpec, JobStats, TaskId, WorkerId};
+use super::runnable::Entry;
 use super::task::{Layer, MAX_AHEAD, Task, TaskIds, TaskState, Unit, Which};
 
 /// The highest next bound a worker may report: a path of the deepest search plus the largest
@@ -73,8 +74,8 @@ pub(super) struct Job {
     pub(super) stats: JobStats,
     /// Layers it has done with, kept for their allocations (see [`Layer::reuse`]).
     spare: Vec<Layer>,
-    /// Its key in [`Scheduler::runnable`] while it has queued tasks.
-    pub(super) indexed: Option<(usize, JobId)>,
+    /// What [`Scheduler::runnable`] counted of it.
+    pub(super) runnable: Entry,
     /// The scheduler's clock and the job's nodes when its last bound ended (or it was
     /// submitted), and the nodes per second the cluster searched it at in that bound.
     pub(super) mark: Option<(Instant, u64)>,
@@ -118,7 +119,7 @@ impl Job {
             early_nodes: 0,
             mark: None,
             rate: None,
-            indexed: None,
+            runnable: Entry::default(),
             floor: bound,
             deferred: Vec::new(),
             auditing: None,

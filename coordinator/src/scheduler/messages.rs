@@ -19,6 +19,12 @@ use npuzzle_solver::{Goal, HeuristicKind, Move, Shape, Solver, WorkUnit};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct JobId(pub u64);
 
+/// Who a job counts for when slots are shared (see `runnable.rs`): the client that asked for
+/// it, as the coordinator names clients (its address). Jobs of one client share that client's
+/// part of the slots.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct ClientId(pub u64);
+
 /// A worker's membership: a new id each time a worker joins (a worker that joins again is a new
 /// member).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -110,6 +116,8 @@ pub struct JobSpec {
     /// Resume from this checkpoint instead of starting at the first bound (checked against
     /// `root`; a checkpoint refused is logged and the job starts from its first bound).
     pub resume: Option<Box<super::Checkpoint>>,
+    /// Who the job counts for when slots are shared between clients.
+    pub client: ClientId,
 }
 
 impl JobSpec {
@@ -136,6 +144,7 @@ impl JobSpec {
             }],
             whole: true,
             resume: None,
+            client: ClientId::default(),
         }
     }
 }

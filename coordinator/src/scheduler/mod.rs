@@ -17,7 +17,10 @@
 //! - `audit.rs`: audits and probation.
 //! - `checkpoint.rs`: a job's proven progress saved as plain data, and a job resumed from it.
 //! - `reports.rs`: what each kind of report does to its job.
-//! - `dispatch.rs`: free slots paired with queued tasks, and running tasks asked back.
+//! - `runnable.rs`: which job a free slot serves next: clients by the threads they hold, then
+//!   each client's jobs.
+//! - `dispatch.rs`: free slots paired with queued tasks, running tasks asked back for idle
+//!   slots, and for a new search that finds every slot busy.
 //! - `index.rs`: what an event looks up instead of scanning the cluster (free workers, running
 //!   tasks by size, each job's holders), and the count of entries visited.
 //! - `ask_index.rs`: the running tasks that may be asked back, largest first.
@@ -120,9 +123,10 @@ mod job;
 mod members;
 mod messages;
 mod reports;
+mod runnable;
 mod task;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use foldhash::{HashMap, HashMapExt};
@@ -134,8 +138,8 @@ pub use checkpoint::{
 };
 pub use config::{InvalidSchedulerConfig, SchedulerConfig};
 pub use messages::{
-    Assignment, Command, DisconnectReason, Epoch, HandedBack, JobId, JobOutcome, JobSpec, JobStats,
-    Report, TaskId, Totals, UnitResult, WorkerId,
+    Assignment, ClientId, Command, DisconnectReason, Epoch, HandedBack, JobId, JobOutcome, JobSpec,
+    JobStats, Report, TaskId, Totals, UnitResult, WorkerId,
 };
 
 use ask_index::AskIndex;
@@ -144,6 +148,7 @@ use index::{FreeWorkers, Visits};
 use job::{Grain, Job, MAX_BOUND_STEP};
 use members::Worker;
 use reports::Reported;
+use runnable::Runnable;
 use task::{Task, TaskState, Unit, Which};
 
 /// The scheduling state machine.
@@ -157,8 +162,9 @@ pub struct Scheduler {
     workers: HashMap<WorkerId, Worker>,
     /// Workers with free slots, in the order they are filled.
     free: FreeWorkers,
-    /// Jobs with queued tasks, the fewest running first (lowest id on ties).
-    runnable: BTreeSet<(usize, JobId)>,
+    /// Jobs with queued tasks, by client: the client holding the fewest running tasks first,
+    /// then its job with the fewest running (lowest id on ties).
+    runnable: Runnable,
     /// Slots over all workers.
     total_slots: usize,
     /// Assignments out over all workers.
@@ -195,7 +201,7 @@ impl Scheduler {
             jobs: HashMap::new(),
             workers: HashMap::new(),
             free: FreeWorkers::default(),
-            runnable: BTreeSet::new(),
+            runnable: Runnable::default(),
             total_slots: 0,
             busy_slots: 0,
             table_holders: BTreeMap::new(),
@@ -227,14 +233,9 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
-        if let Some(key) = job.indexed.take() {
-            self.runnable.remove(&key);
-        }
-        if job.has_queued() {
-            let key = (job.running, id);
-            self.runnable.insert(key);
-            job.indexed = Some(key);
-        }
+        let (client, running, queued) = (job.spec.client, job.running, job.has_queued());
+        self.runnable
+            .update(client, id, &mut job.runnable, running, queued);
     }
 
     pub fn running_jobs(&self) -> usize {
@@ -266,10 +267,9 @@ impl Scheduler {
     /// Forgets a job that is over, keeping its counts in the totals.
     fn retire(&mut self, job: JobId) -> Option<Job> {
         self.unindex_job(job);
-        let job = self.jobs.remove(&job)?;
-        if let Some(key) = job.indexed {
-            self.runnable.remove(&key);
-        }
+        let mut job = self.jobs.remove(&job)?;
+        self.runnable
+            .remove(job.spec.client, job.spec.id, &mut job.runnable);
         self.visits.add(job.now.tasks.len());
         let (asked, taken_back) = job.asked_out();
         self.asked_out -= asked;

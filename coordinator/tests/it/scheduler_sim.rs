@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use npuzzle_coordinator::scheduler::{
-    Assignment, Capabilities, Checkpoint, Command, HandedBack, HeuristicUnavailable, JobId,
-    JobOutcome, JobSpec, JobStats, Report, Scheduler, SchedulerConfig, TaskId, UnitResult,
+    Assignment, Capabilities, Checkpoint, ClientId, Command, HandedBack, HeuristicUnavailable,
+    JobId, JobOutcome, JobSpec, JobStats, Report, Scheduler, SchedulerConfig, TaskId, UnitResult,
     WorkerId,
 };
 use npuzzle_solver::{
@@ -167,8 +167,20 @@ impl Sim {
     }
 
     fn submit(&mut self, id: impl Into<JobId>, board: &str, goal: Goal, min_units: usize) -> Board {
+        self.submit_for(id, board, goal, min_units, ClientId::default())
+    }
+
+    /// [`Sim::submit`] for `client`.
+    fn submit_for(
+        &mut self,
+        id: impl Into<JobId>,
+        board: &str,
+        goal: Goal,
+        min_units: usize,
+        client: ClientId,
+    ) -> Board {
         let solver = Arc::new(Solver::new(goal, HeuristicKind::LinearConflict).unwrap());
-        self.submit_searched_with(id, board, goal, min_units, solver)
+        self.submit_searched_with(id, board, goal, min_units, solver, client)
     }
 
     /// A job whose units the workers search with pattern databases (4x4 5-5-5), while the
@@ -176,7 +188,7 @@ impl Sim {
     fn submit_pdb(&mut self, id: impl Into<JobId>, board: &str, min_units: usize) -> Board {
         let goal = korf_goal();
         let workers = Arc::new(Solver::with_pdb(goal, pdb()).unwrap());
-        self.submit_searched_with(id, board, goal, min_units, workers)
+        self.submit_searched_with(id, board, goal, min_units, workers, ClientId::default())
     }
 
     fn submit_searched_with(
@@ -186,6 +198,7 @@ impl Sim {
         goal: Goal,
         min_units: usize,
         workers: Arc<Solver>,
+        client: ClientId,
     ) -> Board {
         let id = id.into();
         let solver = Arc::new(Solver::new(goal, HeuristicKind::LinearConflict).unwrap());
@@ -203,6 +216,7 @@ impl Sim {
             units: frontier.units,
             whole: false,
             resume: None,
+            client,
         });
         self.handle(cmds);
         root
@@ -210,15 +224,26 @@ impl Sim {
 
     /// A whole job: the root searched bound after bound by one slot until asked back.
     fn submit_whole(&mut self, id: impl Into<JobId>, board: &str, workers: Arc<Solver>) -> Board {
+        self.submit_whole_for(id, board, workers, ClientId::default())
+    }
+
+    /// [`Sim::submit_whole`] for `client`.
+    fn submit_whole_for(
+        &mut self,
+        id: impl Into<JobId>,
+        board: &str,
+        workers: Arc<Solver>,
+        client: ClientId,
+    ) -> Board {
         let id = id.into();
         let goal = korf_goal();
         let solver = Arc::new(Solver::new(goal, HeuristicKind::LinearConflict).unwrap());
         let root = Board::parse(board, None).unwrap();
         let heuristic = workers.heuristic();
         self.solvers.insert(id, workers);
-        let cmds = self
-            .sched
-            .submit(JobSpec::whole(id, goal, heuristic, solver, root));
+        let mut spec = JobSpec::whole(id, goal, heuristic, solver, root);
+        spec.client = client;
+        let cmds = self.sched.submit(spec);
         self.handle(cmds);
         root
     }

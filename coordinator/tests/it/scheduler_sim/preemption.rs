@@ -132,3 +132,43 @@ fn a_job_within_its_share_is_not_asked_back_for_a_newcomer() {
     sim.run(&[(1, 1)], false);
     assert_eq!(sim.solved_path(3).len(), 3);
 }
+
+/// Slots are shared between clients, then between a client's jobs: a client with four jobs
+/// and one with one each get about half of the slots while both have work (shared per job,
+/// the second would get a fifth). Every answer is optimal.
+#[test]
+fn clients_share_the_slots_whatever_their_number_of_jobs() {
+    let mut sim = Sim::new(SchedulerConfig::default());
+    sim.add_worker(1, 4);
+    let (a, b) = (ClientId(1), ClientId(2));
+    let boards = [KORF_12, KORF_42, KORF_55, KORF_12];
+    let mut roots = Vec::new();
+    for (i, board) in boards.iter().enumerate() {
+        roots.push((
+            i as u64 + 1,
+            sim.submit_for(i as u64 + 1, board, korf_goal(), 50, a),
+        ));
+    }
+    roots.push((5, sim.submit_for(5, KORF_42, korf_goal(), 50, b)));
+    let client_of = |job: JobId| if job == JobId(5) { b } else { a };
+    // While B's job runs: the share of the tasks held by each client, step by step.
+    let (mut held_b, mut held_all) = (0usize, 0usize);
+    while !sim.finished.iter().any(|(j, _, _)| *j == JobId(5)) {
+        let held: Vec<ClientId> = sim.inbox[&WorkerId(1)]
+            .iter()
+            .map(|t| client_of(t.job))
+            .collect();
+        held_b += held.iter().filter(|&&c| c == b).count();
+        held_all += held.len();
+        assert!(sim.step(1, false), "work left while job 5 runs");
+    }
+    let share = held_b as f64 / held_all as f64;
+    assert!(
+        (0.4..=0.6).contains(&share),
+        "client B held {share:.2} of the slots ({held_b} of {held_all} task-steps)"
+    );
+    sim.run(&[(1, 1)], false);
+    for (job, root) in roots {
+        check_optimal(&sim, job, &root);
+    }
+}
