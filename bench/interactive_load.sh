@@ -6,8 +6,13 @@
 # --preempt-slice-ms 100 (the default: a new search gets a thread at once) and 0 (it waits for a
 # thread to free), run alternately.
 #
+# With PDB_DIR (the 5x5 tables, `npuzzle pdb build --size 5x5`), it then times a long search
+# itself (Korf & Felner #25 with the tables, through the cluster) alone and while B runs, rows
+# alternating: what B's thread costs it.
+#
 #   bench/interactive_load.sh                 # release build; N=30 requests per row
 #   PROFILE=dev N=10 bench/interactive_load.sh
+#   PDB_DIR=~/.cache/npuzzle/pdb bench/interactive_load.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-30}
@@ -49,17 +54,22 @@ client_b() {
   done
 }
 
-row() {
-  local slice=$1 long=$2
+start_cluster() {
+  local slice=$1
   "$BIN/npuzzle-coordinator" --listen "127.0.0.1:$PORT" --preempt-slice-ms "$slice" \
     --log-format json 2> /dev/null &
-  local coordinator=$!
+  coordinator=$!
   pids+=("$coordinator")
   sleep 0.5
-  "$BIN/npuzzle-worker" --coordinator "$URL" --threads 2 2> /dev/null &
-  local worker=$!
+  "$BIN/npuzzle-worker" --coordinator "$URL" --threads 2 ${PDB_DIR:+--pdb-dir "$PDB_DIR"} 2> /dev/null &
+  worker=$!
   pids+=("$worker")
   sleep 1
+}
+
+row() {
+  local slice=$1 long=$2
+  start_cluster "$slice"
   local id=""
   if [[ "$long" == 1 ]]; then
     id=$("$BIN/npuzzle" submit "$LONG" --goal blank-first --heuristic lc --coordinator "$URL")
@@ -74,3 +84,26 @@ row() {
 
 for slice in 100 0; do row "$slice" 0; done
 for slice in 100 0 100 0; do row "$slice" 1; done
+
+[[ -n "${PDB_DIR:-}" ]] || exit 0
+# The long search's own time, alone and while B runs (preemption on).
+KF25=$(awk '$1 == 25 { $1 = ""; $2 = ""; print }' data/korf24_50.txt)
+for round in 1 2; do
+  for with_b in 0 1; do
+    start_cluster 100
+    b=""
+    if [[ "$with_b" == 1 ]]; then
+      client_b > /dev/null &
+      b=$!
+    fi
+    t0=$(date +%s%N)
+    "$BIN/npuzzle" solve "$KF25" --goal blank-first --heuristic pdb --coordinator "$URL" > /dev/null
+    t1=$(date +%s%N)
+    [[ -n "$b" ]] && kill "$b" 2> /dev/null || true
+    printf "round %d, KF #25 through the cluster, %-16s %.2f s\n" "$round" \
+      "$([[ $with_b == 1 ]] && echo 'while B runs:' || echo 'alone:')" \
+      "$(echo "$(( (t1 - t0) / 1000000 ))" | awk '{ print $1 / 1000 }')"
+    kill "$worker" "$coordinator" 2> /dev/null || true
+    wait "$worker" "$coordinator" 2> /dev/null || true
+  done
+done

@@ -140,7 +140,10 @@ impl Scheduler {
     fn preempt(&mut self) -> Vec<Command> {
         /// Starving jobs served per event: bounded work whatever the cluster holds.
         const MOST_STARVING: usize = 8;
-        if self.config.preempt_slice.is_none() || !self.free.is_empty() {
+        if self.config.preempt_slice.is_none()
+            || !self.runnable.has_starving()
+            || !self.free.is_empty()
+        {
             return Vec::new();
         }
         let starving: Vec<JobId> = self.runnable.starving().take(MOST_STARVING).collect();

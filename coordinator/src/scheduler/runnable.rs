@@ -33,16 +33,21 @@ struct Book {
 /// The runnable jobs, by client.
 #[derive(Debug)]
 pub(super) struct Runnable {
-    /// Clients with runnable jobs, by (running tasks, id).
-    clients: BTreeSet<(usize, ClientId)>,
+    /// Clients with runnable jobs, sorted by (running tasks, id): a vector, since clients are
+    /// few and each event moves one (a move shifts a few entries; a B-tree would allocate and
+    /// free a node on most).
+    clients: Vec<(usize, ClientId)>,
     books: HashMap<ClientId, Book>,
+    /// Runnable jobs with no task running: whether any job is starving, without a look.
+    starving: usize,
 }
 
 impl Default for Runnable {
     fn default() -> Runnable {
         Runnable {
-            clients: BTreeSet::new(),
+            clients: Vec::new(),
             books: HashMap::new(),
+            starving: 0,
         }
     }
 }
@@ -70,11 +75,13 @@ impl Runnable {
         entry.counted = running;
         if let Some(key) = entry.key.take() {
             book.runnable.remove(&key);
+            self.starving -= usize::from(key.0 == 0);
         }
         if queued {
             let key = (running, id);
             book.runnable.insert(key);
             entry.key = Some(key);
+            self.starving += usize::from(running == 0);
         }
         book.jobs = book.jobs + usize::from(held_after) - usize::from(held_before);
         let (runnable, after, empty) = (
@@ -82,11 +89,20 @@ impl Runnable {
             (book.running, client),
             book.jobs == 0,
         );
-        if was_runnable {
-            self.clients.remove(&before);
-        }
-        if runnable {
-            self.clients.insert(after);
+        if was_runnable && runnable && self.clients.len() == 1 {
+            // The only runnable client (one user, or a simulation): its key, in place.
+            self.clients[0] = after;
+        } else {
+            if was_runnable
+                && (!runnable || before != after)
+                && let Ok(i) = self.clients.binary_search(&before)
+            {
+                self.clients.remove(i);
+            }
+            if runnable && (!was_runnable || before != after) {
+                let i = self.clients.binary_search(&after).unwrap_or_else(|i| i);
+                self.clients.insert(i, after);
+            }
         }
         if empty {
             self.books.remove(&client);
@@ -111,6 +127,11 @@ impl Runnable {
                 .into_iter()
                 .flat_map(|b| b.runnable.iter().map(|&(_, id)| id))
         })
+    }
+
+    /// Whether some runnable job has no task running.
+    pub(super) fn has_starving(&self) -> bool {
+        self.starving > 0
     }
 
     /// Runnable jobs with no task running (starving), in the order slots serve them.
@@ -167,13 +188,14 @@ mod tests {
         assert_eq!(r.starving().count(), 0);
         // A new job of A's, nothing running: starving, but A holds 4 of 8.
         r.update(a, JobId(5), &mut entries[5], 0, true);
+        assert!(r.has_starving());
         assert_eq!(r.starving().collect::<Vec<_>>(), vec![JobId(5)]);
         // Jobs end: the books empty out.
         for j in 0..6 {
             let client = if j == 4 { b } else { a };
             r.remove(client, JobId(j), &mut entries[j as usize]);
         }
-        assert!(r.is_empty());
+        assert!(r.is_empty() && !r.has_starving());
         assert_eq!(r.clients(), 0);
         assert_eq!(r.running().count(), 0);
     }
