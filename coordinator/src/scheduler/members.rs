@@ -13,7 +13,7 @@ use std::time::Instant;
 use npuzzle_solver::Shape;
 
 use super::Scheduler;
-use super::admission::Capabilities;
+use super::heuristic::Capabilities;
 use super::messages::{Command, DisconnectReason, Epoch, JobId, TaskId, WorkerId};
 use super::task::TaskState;
 

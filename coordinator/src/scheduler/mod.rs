@@ -9,7 +9,8 @@
 //! - `messages.rs`: the events in and the commands out ([`JobSpec`], [`UnitResult`],
 //!   [`Command`], …) and the ids they carry.
 //! - `config.rs`: [`SchedulerConfig`], its defaults.
-//! - `admission.rs`: which heuristic a job gets from the workers connected now.
+//! - `heuristic.rs`: which heuristic a job gets from the workers connected now, and what a
+//!   worker says it can search (`Capabilities`).
 //! - `task.rs`: the data a job's books are made of: units, tasks, layers (one bound's tasks,
 //!   queue and barrier counts).
 //! - `job.rs`: one job's books over them: its units, layers and bounds, and how a bound is cut.
@@ -112,12 +113,12 @@
 //!
 //! So an answer is still optimal, and its length equals the bound it was found under.
 
-mod admission;
 mod ask_index;
 mod audit;
 mod checkpoint;
 mod config;
 mod dispatch;
+mod heuristic;
 mod index;
 mod job;
 mod members;
@@ -132,11 +133,11 @@ use std::time::Instant;
 use foldhash::{HashMap, HashMapExt};
 use npuzzle_solver::Shape;
 
-pub use admission::{Capabilities, HeuristicUnavailable, choose_heuristic};
 pub use checkpoint::{
     BadCheckpoint, Checkpoint, RESTORED_REPORTER, SavedClaim, SavedTask, SavedUnit,
 };
 pub use config::{InvalidSchedulerConfig, SchedulerConfig};
+pub use heuristic::{Capabilities, HeuristicUnavailable, choose_heuristic};
 pub use messages::{
     Assignment, ClientId, Command, DisconnectReason, Epoch, HandedBack, JobId, JobOutcome, JobSpec,
     JobStats, Report, TaskId, Totals, UnitResult, WorkerId,
