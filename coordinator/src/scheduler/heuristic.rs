@@ -1,5 +1,5 @@
-//! Which heuristic a job gets: what a worker says it can search ([`Capabilities`], from its hello) and
-//! which heuristic a job gets given the workers connected now ([`choose_heuristic`]). A job
+//! Which heuristic a job gets: what a worker says it can search ([`Capabilities`], from its
+//! hello), and the heuristic given the workers connected now ([`choose_heuristic`]). A job
 //! searched with pattern databases may only go to workers holding tables for its shape, so the
 //! choice is made here, before the job exists, and refused with a message that says how to fix
 //! it when no such worker is connected.
