@@ -65,17 +65,25 @@ mod max;
 mod memory;
 mod packing;
 mod partition;
+mod regions;
 mod sparse;
 mod sparse_max;
 #[cfg(test)]
 mod tests;
+mod zero_aware;
+mod zero_max;
+#[cfg(test)]
+mod zero_tests;
 
 pub use file::{FORMAT, PACKED_FORMAT};
 pub use heuristic::{PdbAll, PdbHeuristic, PdbState};
 pub use max::PdbMax;
 pub use packing::Histogram;
 pub use partition::{DualTable, Partition};
+pub use regions::Regions;
 pub use sparse_max::{SparseMax, SparseMaxState};
+pub use zero_aware::{TableKind, ZERO_AWARE_FORMAT};
+pub use zero_max::{ZeroMax, ZeroMaxState};
 
 use std::sync::Arc;
 
@@ -105,6 +113,9 @@ pub struct PatternDb {
     /// index is its cells as digits), `None` in the dense one (its index is its rank). Built
     /// and stored tables are dense; [`PdbHeuristic`] turns the ones it reads faster sparse.
     sparse: Option<[u32; 8]>,
+    /// The maps of a zero-aware table (`zero_aware`: one entry per placement and region of the
+    /// blank), `None` for a table of one entry per placement (the minimum over the regions).
+    zero: Option<Arc<Regions>>,
 }
 
 impl std::fmt::Debug for PatternDb {
@@ -192,6 +203,7 @@ impl PatternDb {
             multiplier,
             table,
             sparse: None,
+            zero: None,
         }
     }
 
@@ -271,9 +283,13 @@ impl PatternDb {
         }
     }
 
-    /// The value for a board given as `position[label]` (the cell of each label).
+    /// The value for a board given as `position[label]` (the cell of each label; the blank,
+    /// label 0, is read by zero-aware tables only).
     #[inline(always)]
     pub fn lookup(&self, position: &[u8]) -> u8 {
+        if let Some(regions) = &self.zero {
+            return self.zero_lookup(regions, position);
+        }
         let r = self.index(self.tiles.iter().map(|&t| position[t as usize & 31]));
         let md: u32 = self
             .tiles
