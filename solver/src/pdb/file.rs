@@ -25,6 +25,14 @@ impl PatternDb {
         }
     }
 
+    /// The format [`PatternDb::to_bytes`] writes this table in.
+    pub fn to_bytes_format(&self) -> u32 {
+        match self.zero {
+            Some(_) => ZERO_AWARE_FORMAT,
+            None => FORMAT,
+        }
+    }
+
     /// Serialises the table in format 2, one byte an entry (its exact value), as builds before
     /// format 3 wrote it (for the tests of `npuzzle pdb upgrade` and of old files); loading it
     /// packs every entry, which takes seconds for 7-8.
