@@ -351,7 +351,7 @@ impl TableStore {
     }
 
     /// Each table of the partition of `kind`: whether its file is there, verifies and is in
-    /// the format this build writes. Reads and checks every file (a checksum: well under a
+    /// the format this build writes (a missing file is also what `pdb build` makes). Reads and checks every file (a checksum: well under a
     /// second per table).
     pub fn status(&self, partition: &Partition, kind: TableKind) -> Vec<(PathBuf, TableStatus)> {
         (0..partition.patterns.len())
@@ -363,14 +363,13 @@ impl TableStore {
                 let status = match self.load_table_kind(partition, i, kind) {
                     Err(e) => TableStatus::Stale(e.to_string()),
                     Ok(db) => {
-                        let format = std::fs::File::open(&path).ok().and_then(PatternDb::format_of);
+                        let format = std::fs::File::open(&path)
+                            .ok()
+                            .and_then(PatternDb::format_of);
                         let current = db.to_bytes_format();
                         match format {
-                            Some(f) if f == current => TableStatus::Ok,
-                            Some(f) => TableStatus::Stale(format!(
-                                "format {f}, this build writes {current} (`npuzzle pdb upgrade` rewrites it)"
-                            )),
-                            None => TableStatus::Stale("not a table file".into()),
+                            Some(f) if f < current => TableStatus::Older(f),
+                            _ => TableStatus::Ok,
                         }
                     }
                 };
@@ -418,7 +417,9 @@ pub enum TableStatus {
     Ok,
     /// It is not there.
     Missing,
-    /// It is there, but fails to verify or is in an older format: why.
+    /// It verifies, in an older format that loads slower (`npuzzle pdb upgrade` rewrites it).
+    Older(u32),
+    /// It is there, but fails to verify: why (`npuzzle pdb build` rebuilds it).
     Stale(String),
 }
 

@@ -197,23 +197,31 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
                         if status.iter().all(|(_, s)| *s == TableStatus::Missing) {
                             continue;
                         }
-                        let kind = kind_name(kind);
+                        let label = match kind {
+                            TableKind::ZeroAware => format!("{shape} {name} zero-aware"),
+                            TableKind::PerPlacement => format!("{shape} {name}"),
+                        };
+                        let verified =
+                            |s: &TableStatus| matches!(s, TableStatus::Ok | TableStatus::Older(_));
                         if status.iter().all(|(_, s)| *s == TableStatus::Ok) {
-                            println!("  {shape} {name} {kind}: ok");
-                            continue;
-                        }
-                        println!(
-                            "  {shape} {name} {kind}: stale (`npuzzle pdb build` rebuilds what is missing or fails to verify)"
-                        );
-                        for (path, s) in status {
-                            match s {
-                                TableStatus::Ok => println!("    {}: ok", path.display()),
-                                TableStatus::Missing => {
-                                    println!("    {}: missing", path.display())
-                                }
-                                TableStatus::Stale(why) => {
-                                    println!("    {}: stale: {why}", path.display())
-                                }
+                            println!("  {label}: ok");
+                        } else if status.iter().all(|(_, s)| verified(s)) {
+                            println!(
+                                "  {label}: ok, in an older format that loads slower (`npuzzle pdb upgrade` rewrites it)"
+                            );
+                        } else {
+                            println!(
+                                "  {label}: stale (`npuzzle pdb build --size {shape} --partition {name} --kind {}` rebuilds what is missing or fails to verify)",
+                                kind_name(kind)
+                            );
+                            for (path, s) in status {
+                                let why = match s {
+                                    TableStatus::Ok => "ok".to_string(),
+                                    TableStatus::Older(f) => format!("ok, format {f}"),
+                                    TableStatus::Missing => "missing".to_string(),
+                                    TableStatus::Stale(why) => format!("stale: {why}"),
+                                };
+                                println!("    {}: {why}", path.display());
                             }
                         }
                     }

@@ -353,3 +353,67 @@ fn zero_aware_tables_do_not_mix() {
         .is_none()
     );
 }
+
+/// On 5x5 (the board the default engine reads zero-aware tables on), with four-tile patterns
+/// small enough to build here: the carried max of two partitions equals its evaluation afresh
+/// and each partition's own lookups, and the search's answers are those of linear conflict.
+#[test]
+fn zero_aware_tables_on_5x5_carry_their_values_and_solve_optimally() {
+    use crate::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
+    let shape = Shape::new(5, 5).unwrap();
+    let partition = |name: &str, patterns: [[u8; 4]; 4]| Partition {
+        name: name.into(),
+        shape,
+        patterns: patterns.iter().map(|p| p.to_vec()).collect(),
+    };
+    let a = zero_aware(&partition(
+        "a",
+        [
+            [1, 2, 5, 6],
+            [3, 4, 8, 9],
+            [10, 11, 15, 16],
+            [13, 14, 18, 19],
+        ],
+    ));
+    let b = zero_aware(&partition(
+        "b",
+        [
+            [1, 5, 10, 11],
+            [2, 3, 4, 9],
+            [6, 15, 16, 8],
+            [13, 14, 18, 19],
+        ],
+    ));
+    let both = a.clone().with_also(b.clone()).unwrap();
+    let carried = ZeroMax::<2>::new(&both).unwrap();
+    walk_comparing_with_full_evaluation(&carried, shape, 77, 4000);
+    let mut seed = 5u64;
+    let goal = Goal::from_board(Board::new(shape, &(0..25).collect::<Vec<u8>>()).unwrap());
+    let zero = Solver::with_pdb(goal, both).unwrap();
+    let lc = Solver::new(goal, HeuristicKind::LinearConflict).unwrap();
+    for _ in 0..8 {
+        let mut cells: Vec<u8> = (0..25).collect();
+        let mut blank = 0usize;
+        for _ in 0..30 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if let Some(to) = step(shape, blank, Move::ALL[(seed >> 33) as usize % 4]) {
+                cells.swap(blank, to);
+                blank = to;
+            }
+        }
+        let expected = a.evaluate(&cells).0.max(b.evaluate(&cells).0);
+        assert_eq!(carried.evaluate(&cells).0, expected, "{cells:?}");
+        let board = Board::new(shape, &cells).unwrap();
+        let length = |solver: &Solver| {
+            let report = solver.solve(&board, &Limits::default()).unwrap();
+            let SearchOutcome::Solved(path) = report.outcome else {
+                panic!("{board:?} not solved");
+            };
+            assert!(board.verify(&path, &goal).unwrap().reaches_goal);
+            path.len()
+        };
+        assert_eq!(length(&zero), length(&lc), "{board:?}");
+    }
+}
