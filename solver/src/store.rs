@@ -302,16 +302,16 @@ impl TableStore {
             }
             if let Some(pdb) = pdb {
                 let mut partition = parts[0].clone();
-                partition.name = names.join("+") + kind_suffix(kind);
+                // The name goes on the wire as it is (`A+B`): the kind is the tables' own.
+                partition.name = names.join("+");
                 return Ok((partition, pdb));
             }
         }
         for name in preferred_partitions(shape) {
-            let mut partition = Partition::named(shape, name)?;
+            let partition = Partition::named(shape, name)?;
             for kind in [TableKind::ZeroAware, TableKind::PerPlacement] {
                 if self.has_kind(&partition, kind) {
                     let pdb = self.load_kind(&partition, kind, true, false, |_, _, _| {})?;
-                    partition.name += kind_suffix(kind);
                     return Ok((partition, pdb));
                 }
             }
@@ -423,13 +423,12 @@ pub enum TableStatus {
     Stale(String),
 }
 
-/// The kind each shape's tables are built in by default: zero-aware on 5x5 (measured there,
-/// docs/performance.md), per placement elsewhere.
-pub fn default_kind(shape: Shape) -> TableKind {
-    match (shape.width(), shape.height()) {
-        (5, 5) => TableKind::ZeroAware,
-        _ => TableKind::PerPlacement,
-    }
+/// The kind `npuzzle pdb build` builds when none is named: per placement on every board for
+/// now. On 5x5 the zero-aware tables expand 1.73x fewer nodes on Korf & Felner's ten easiest
+/// but the search ran slower in wall time (docs/performance.md, issue 49): they are built on
+/// request (`--kind zero-aware`), and preferred by [`TableStore::best`] once present.
+pub fn default_kind(_shape: Shape) -> TableKind {
+    TableKind::PerPlacement
 }
 
 /// Builds one table of `kind`.
@@ -442,14 +441,6 @@ fn build_table(
     match kind {
         TableKind::PerPlacement => PatternDb::build(shape, tiles, progress),
         TableKind::ZeroAware => PatternDb::build_zero_aware(shape, tiles, progress),
-    }
-}
-
-/// What a loaded partition's name says of its kind.
-fn kind_suffix(kind: TableKind) -> &'static str {
-    match kind {
-        TableKind::PerPlacement => "",
-        TableKind::ZeroAware => " (zero-aware)",
     }
 }
 
@@ -538,7 +529,7 @@ mod tests {
             "{status:?}"
         );
         let (named, pdb) = store.best(shape).unwrap();
-        assert_eq!(named.name, "4-4 (zero-aware)");
+        assert_eq!(named.name, "4-4");
         assert!(pdb.is_zero_aware());
 
         // A corrupt table is stale; ensure rebuilds it alone.

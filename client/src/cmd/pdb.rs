@@ -45,10 +45,11 @@ pub(crate) enum PdbCommand {
         /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
         #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
         pdb_dir: Option<PathBuf>,
-        /// Which kind of tables: `zero-aware` (an entry per placement and region of the blank;
-        /// 90.5 MB per six-tile table on 5x5) or `per-placement` (the least over the regions).
-        /// Default: zero-aware for 5x5, per-placement for the other sizes. Tables already there
-        /// that verify are kept; the others are built.
+        /// Which kind of tables: `per-placement` (the default: one entry per placement, the
+        /// least over the regions of free cells the blank may be in) or `zero-aware` (an entry
+        /// per placement and region of the blank; 90.5 MB per six-tile table on 5x5; fewer
+        /// nodes, slower reads). Where a partition has both, searches use the zero-aware ones.
+        /// Tables already there that verify are kept; the others are built.
         #[arg(long, value_name = "KIND", value_parser = parse_kind)]
         kind: Option<TableKind>,
     },

@@ -161,8 +161,7 @@ impl<const N: usize> ZeroMax<N> {
     /// The entry index of a table from its map, order and the blank's cell.
     #[inline(always)]
     fn index(regions: &Regions, set: u32, order: u16, blank: usize) -> u32 {
-        let info = regions.info(set);
-        info.offset() + info.region(set, blank) * regions.orders() + u32::from(order)
+        regions.locate(set, blank) + u32::from(order)
     }
 }
 
