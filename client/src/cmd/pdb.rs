@@ -157,12 +157,12 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
                     b.finish_and_clear();
                 }
                 println!(
-                    "{} {} ({}): {:.1} MB in {:.1} s",
+                    "{} {}: {:.1} MB in {:.1} s ({})",
                     size,
                     partition.name,
-                    kind_name(kind),
                     total_bytes as f64 / 1e6,
-                    started.elapsed().as_secs_f64()
+                    started.elapsed().as_secs_f64(),
+                    kind_name(kind),
                 );
             }
             Ok(ExitCode::SUCCESS)
