@@ -41,7 +41,15 @@
 //! - `heuristic`: [`PdbHeuristic`], what the search carries from node to node;
 //! - `max`: [`PdbMax`], several partitions under the max, each carried the same way;
 //! - `sparse_max`: [`SparseMax`], the same for partitions of sparse tables (the 5x5 ones) in a
-//!   state a third the size, which is what the search carries for them.
+//!   state a third the size, which is what the search carries for them;
+//! - `zero_aware`: zero-aware tables ([`TableKind::ZeroAware`]: an entry per placement and
+//!   region of free cells holding the blank), built by the same search, file format
+//!   [`ZERO_AWARE_FORMAT`];
+//! - `regions`: [`Regions`], their index (the map of occupied cells, its regions, the tiles'
+//!   order), shared by every table of as many tiles on a board;
+//! - `zero_max`: [`ZeroMax`], what the search carries for zero-aware tables (a table is read
+//!   only when one of its tiles moves);
+//! - `zero_tests`: zero-aware tables against plain searches and exact distances.
 //!
 //! # Example
 //!

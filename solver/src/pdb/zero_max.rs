@@ -11,7 +11,7 @@
 //! moves up and down only (and in the reflected board, where those are the moves sideways).
 //!
 //! Every partition holds the same tiles (one Manhattan sum serves all) and at most
-//! [`PATTERNS`] patterns. The values are those of [`PdbHeuristic`]'s evaluation of the same
+//! four patterns. The values are those of [`PdbHeuristic`]'s evaluation of the same
 //! tables from scratch (tests: `zero_tests`).
 //!
 //! [`MapInfo`]: super::regions::MapInfo
@@ -76,7 +76,7 @@ pub struct ZeroMaxState<const N: usize> {
 
 impl<const N: usize> ZeroMax<N> {
     /// `pdb` and the partitions added to it, if they are `N` in all, every table zero-aware,
-    /// none with more than [`PATTERNS`] patterns or dual lookups, every partition holding the
+    /// none with more than four patterns or dual lookups, every partition holding the
     /// same tiles and all with or all without the reflected lookup. Otherwise none.
     pub fn new(pdb: &PdbHeuristic) -> Option<ZeroMax<N>> {
         let parts: [PdbHeuristic; N] = pdb.split_partitions()?;
