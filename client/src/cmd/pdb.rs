@@ -50,7 +50,7 @@ pub(crate) enum PdbCommand {
         /// per placement and region of the blank; 90.5 MB per six-tile table on 5x5; fewer
         /// nodes, slower reads). Where a partition has both, searches use the zero-aware ones.
         /// Tables already there that verify are kept; the others are built.
-        #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+        #[arg(long, env = "NPUZZLE_PDB_KIND", value_name = "KIND", value_parser = parse_kind)]
         kind: Option<TableKind>,
     },
     /// Rewrite tables stored in an older file format in the current one (format 2 files hold
