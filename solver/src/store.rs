@@ -6,12 +6,17 @@
 //! corrupt or mismatched file is rebuilt when building is allowed, else refused with an error
 //! naming the file. The worker serves what it holds (`npuzzle_worker::tables`); `npuzzle pdb`
 //! builds and lists it.
+//!
+//! A partition's tables come in two kinds ([`TableKind`]): per placement (`.pdb` files) and
+//! zero-aware (`.zpdb` files, format [`crate::PDB_ZERO_AWARE_FORMAT`]). Where a partition has
+//! both, [`TableStore::best`] loads the zero-aware ones. [`TableStore::ensure`] builds only
+//! the tables that are missing or fail to verify; [`TableStore::status`] says which those are.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::{Partition, PatternDb, PdbError, PdbHeuristic, Shape};
+use crate::{BlankGoal, Partition, PatternDb, PdbError, PdbHeuristic, Shape, TableKind};
 
 /// The shapes with built-in partitions (see [`preferred_partitions`]).
 pub fn table_shapes() -> Vec<Shape> {
@@ -92,13 +97,38 @@ impl TableStore {
         ))
     }
 
-    /// Whether every file of the partition exists (not yet verified).
+    /// Where table `index` of `partition` of `kind` lives: `.pdb` per placement, `.zpdb`
+    /// zero-aware.
+    pub fn path_of(&self, partition: &Partition, index: usize, kind: TableKind) -> PathBuf {
+        match kind {
+            TableKind::PerPlacement => self.path(partition, index),
+            TableKind::ZeroAware => self.path(partition, index).with_extension("zpdb"),
+        }
+    }
+
+    /// Whether every file of the partition exists in one kind or the other (not yet verified).
     pub fn has(&self, partition: &Partition) -> bool {
-        (0..partition.patterns.len()).all(|i| self.path(partition, i).is_file())
+        [TableKind::PerPlacement, TableKind::ZeroAware]
+            .into_iter()
+            .any(|kind| self.has_kind(partition, kind))
+    }
+
+    /// Whether every file of the partition of `kind` exists (not yet verified).
+    pub fn has_kind(&self, partition: &Partition, kind: TableKind) -> bool {
+        (0..partition.patterns.len()).all(|i| self.path_of(partition, i, kind).is_file())
     }
 
     fn load_table(&self, partition: &Partition, i: usize) -> Result<PatternDb, StoreError> {
-        let path = self.path(partition, i);
+        self.load_table_kind(partition, i, TableKind::PerPlacement)
+    }
+
+    fn load_table_kind(
+        &self,
+        partition: &Partition,
+        i: usize,
+        kind: TableKind,
+    ) -> Result<PatternDb, StoreError> {
+        let path = self.path_of(partition, i, kind);
         let file = std::fs::File::open(&path).map_err(|source| StoreError::Io {
             path: path.clone(),
             source,
@@ -109,12 +139,12 @@ impl TableStore {
             .ok()
             .and_then(PatternDb::format_of)
             .is_some_and(|f| f < crate::PDB_PACKED_FORMAT);
-        let db = PatternDb::read_from(reader, partition.shape, &partition.patterns[i]).map_err(
-            |source| StoreError::Table {
+        let tiles = &partition.patterns[i];
+        let db = PatternDb::read_kind(reader, partition.shape, tiles, BlankGoal::Home, kind)
+            .map_err(|source| StoreError::Table {
                 path: path.clone(),
                 source,
-            },
-        )?;
+            })?;
         if older {
             tracing::info!(
                 path = %path.display(),
@@ -134,13 +164,24 @@ impl TableStore {
         index: usize,
         bytes: &[u8],
     ) -> Result<PathBuf, StoreError> {
-        let path = self.path(partition, index);
+        self.save_kind(partition, index, TableKind::PerPlacement, bytes)
+    }
+
+    /// [`TableStore::save`] for a table of `kind`.
+    pub fn save_kind(
+        &self,
+        partition: &Partition,
+        index: usize,
+        kind: TableKind,
+        bytes: &[u8],
+    ) -> Result<PathBuf, StoreError> {
+        let path = self.path_of(partition, index, kind);
         let io = |source| StoreError::Io {
             path: path.clone(),
             source,
         };
         std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let tmp = path.with_extension("pdb.tmp");
+        let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, bytes).map_err(io)?;
         std::fs::rename(&tmp, &path).map_err(io)?;
         Ok(path)
@@ -154,12 +195,24 @@ impl TableStore {
         partition: &Partition,
         reflect: bool,
         build: bool,
+        on_build: impl FnMut(usize, u64, u64),
+    ) -> Result<PdbHeuristic, StoreError> {
+        self.load_kind(partition, TableKind::PerPlacement, reflect, build, on_build)
+    }
+
+    /// [`TableStore::load`] for the tables of `kind`.
+    pub fn load_kind(
+        &self,
+        partition: &Partition,
+        kind: TableKind,
+        reflect: bool,
+        build: bool,
         mut on_build: impl FnMut(usize, u64, u64),
     ) -> Result<PdbHeuristic, StoreError> {
         // Reading and verifying the files is most of the start-up time: do them side by side.
         let loaded: Vec<Result<PatternDb, StoreError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..partition.patterns.len())
-                .map(|i| scope.spawn(move || self.load_table(partition, i)))
+                .map(|i| scope.spawn(move || self.load_table_kind(partition, i, kind)))
                 .collect();
             handles
                 .into_iter()
@@ -179,8 +232,8 @@ impl TableStore {
                 Ok(db) => dbs.push(db),
                 Err(e) if build => {
                     tracing::info!(error = %e, "building table");
-                    let db = PatternDb::build(partition.shape, tiles, |d, t| on_build(i, d, t))?;
-                    self.save(partition, i, &db.to_bytes())?;
+                    let db = build_table(partition.shape, tiles, kind, |d, t| on_build(i, d, t))?;
+                    self.save_kind(partition, i, kind, &db.to_bytes())?;
                     dbs.push(db);
                 }
                 Err(e) => return Err(e),
@@ -216,7 +269,9 @@ impl TableStore {
 
     /// The strongest heuristic whose files are all present, loaded and verified: the first of
     /// [`combined_partitions`] whose partitions are all present (under the max; the partition
-    /// returned is the first, named `A+B`), else the first of [`preferred_partitions`].
+    /// returned is the first, named `A+B`), else the first of [`preferred_partitions`]. Of the
+    /// two kinds of tables, the per-placement ones are taken where both are present: the
+    /// zero-aware ones expand fewer nodes but search slower (docs/performance.md, issue 49).
     pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
         self.best_of(shape, combined_partitions(shape))
     }
@@ -230,12 +285,18 @@ impl TableStore {
             let parts = (names.iter())
                 .map(|name| Partition::named(shape, name))
                 .collect::<Result<Vec<_>, _>>()?;
-            if parts.is_empty() || !parts.iter().all(|p| self.has(p)) {
+            let Some(kind) = [TableKind::PerPlacement, TableKind::ZeroAware]
+                .into_iter()
+                .find(|&kind| parts.iter().all(|p| self.has_kind(p, kind)))
+            else {
+                continue;
+            };
+            if parts.is_empty() {
                 continue;
             }
             let mut pdb: Option<PdbHeuristic> = None;
             for part in &parts {
-                let loaded = self.load(part, true, false, |_, _, _| {})?;
+                let loaded = self.load_kind(part, kind, true, false, |_, _, _| {})?;
                 pdb = Some(match pdb {
                     None => loaded,
                     Some(pdb) => pdb.with_also(loaded)?,
@@ -243,15 +304,18 @@ impl TableStore {
             }
             if let Some(pdb) = pdb {
                 let mut partition = parts[0].clone();
+                // The name goes on the wire as it is (`A+B`): the kind is the tables' own.
                 partition.name = names.join("+");
                 return Ok((partition, pdb));
             }
         }
         for name in preferred_partitions(shape) {
             let partition = Partition::named(shape, name)?;
-            if self.has(&partition) {
-                let pdb = self.load(&partition, true, false, |_, _, _| {})?;
-                return Ok((partition, pdb));
+            for kind in [TableKind::PerPlacement, TableKind::ZeroAware] {
+                if self.has_kind(&partition, kind) {
+                    let pdb = self.load_kind(&partition, kind, true, false, |_, _, _| {})?;
+                    return Ok((partition, pdb));
+                }
             }
         }
         Err(StoreError::Missing {
@@ -286,6 +350,99 @@ impl TableStore {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Each table of the partition of `kind`: whether its file is there, verifies and is in
+    /// the format this build writes (a missing file is also what `pdb build` makes). Reads and checks every file (a checksum: well under a
+    /// second per table).
+    pub fn status(&self, partition: &Partition, kind: TableKind) -> Vec<(PathBuf, TableStatus)> {
+        (0..partition.patterns.len())
+            .map(|i| {
+                let path = self.path_of(partition, i, kind);
+                if !path.is_file() {
+                    return (path, TableStatus::Missing);
+                }
+                let status = match self.load_table_kind(partition, i, kind) {
+                    Err(e) => TableStatus::Stale(e.to_string()),
+                    Ok(db) => {
+                        let format = std::fs::File::open(&path)
+                            .ok()
+                            .and_then(PatternDb::format_of);
+                        let current = db.to_bytes_format();
+                        match format {
+                            Some(f) if f < current => TableStatus::Older(f),
+                            _ => TableStatus::Ok,
+                        }
+                    }
+                };
+                (path, status)
+            })
+            .collect()
+    }
+
+    /// Builds (and saves) every table of the partition of `kind` that is missing or fails to
+    /// verify, keeping those that verify; returns each table's path and whether it was kept.
+    /// `on_build(i, done, total)` reports building progress, `on_table(i, path, kept, db)` each
+    /// table as it is settled (a kept table is loaded, so verified, then dropped).
+    pub fn ensure(
+        &self,
+        partition: &Partition,
+        kind: TableKind,
+        mut on_build: impl FnMut(usize, u64, u64),
+        mut on_table: impl FnMut(usize, &Path, bool, &PatternDb),
+    ) -> Result<Vec<(PathBuf, bool)>, StoreError> {
+        let mut out = Vec::new();
+        for (i, tiles) in partition.patterns.iter().enumerate() {
+            let (path, kept, db) = match self.load_table_kind(partition, i, kind) {
+                Ok(db) => (self.path_of(partition, i, kind), true, db),
+                Err(e) => {
+                    tracing::info!(error = %e, "building table");
+                    let db = build_table(partition.shape, tiles, kind, |d, t| on_build(i, d, t))?;
+                    (
+                        self.save_kind(partition, i, kind, &db.to_bytes())?,
+                        false,
+                        db,
+                    )
+                }
+            };
+            on_table(i, &path, kept, &db);
+            out.push((path, kept));
+        }
+        Ok(out)
+    }
+}
+
+/// What [`TableStore::status`] finds of a table file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableStatus {
+    /// It verifies and is in the format this build writes.
+    Ok,
+    /// It is not there.
+    Missing,
+    /// It verifies, in an older format that loads slower (`npuzzle pdb upgrade` rewrites it).
+    Older(u32),
+    /// It is there, but fails to verify: why (`npuzzle pdb build` rebuilds it).
+    Stale(String),
+}
+
+/// The kind `npuzzle pdb build` builds when none is named: per placement on every board for
+/// now. On 5x5 the zero-aware tables expand 1.73x fewer nodes on Korf & Felner's ten easiest
+/// but the search ran slower in wall time (docs/performance.md, issue 49): they are built on
+/// request (`--kind zero-aware`), and preferred by [`TableStore::best`] once present.
+pub fn default_kind(_shape: Shape) -> TableKind {
+    TableKind::PerPlacement
+}
+
+/// Builds one table of `kind`.
+fn build_table(
+    shape: Shape,
+    tiles: &[u8],
+    kind: TableKind,
+    progress: impl FnMut(u64, u64),
+) -> Result<PatternDb, PdbError> {
+    match kind {
+        TableKind::PerPlacement => PatternDb::build(shape, tiles, progress),
+        TableKind::ZeroAware => PatternDb::build_zero_aware(shape, tiles, progress),
     }
 }
 
@@ -350,6 +507,66 @@ mod tests {
             .load(&partition, true, false, |_, _, _| {})
             .unwrap_err();
         assert!(err.to_string().contains("truncated"), "{err}");
+        let _ = std::fs::remove_dir_all(store.dir());
+    }
+
+    #[test]
+    fn ensure_keeps_what_verifies_and_best_takes_zero_aware_tables_only_alone() {
+        let store = TableStore::new(Some(temp_dir("zero")));
+        let shape = Shape::new(3, 3).unwrap();
+        let partition = Partition::named(shape, "4-4").unwrap();
+        let kind = TableKind::ZeroAware;
+        let missing = store.status(&partition, kind);
+        assert!(missing.iter().all(|(_, s)| *s == TableStatus::Missing));
+        store.load(&partition, true, true, |_, _, _| {}).unwrap();
+        let (named, pdb) = store.best(shape).unwrap();
+        assert_eq!(named.name, "4-4");
+        assert!(!pdb.is_zero_aware());
+
+        let built = store.ensure(&partition, kind, |_, _, _| {}, |_, _, _, _| {});
+        assert!(built.unwrap().iter().all(|(_, kept)| !kept));
+        let status = store.status(&partition, kind);
+        assert!(
+            status.iter().all(|(_, s)| *s == TableStatus::Ok),
+            "{status:?}"
+        );
+        // Both kinds present: the per-placement tables, the faster to search, are taken.
+        let (named, pdb) = store.best(shape).unwrap();
+        assert_eq!(named.name, "4-4");
+        assert!(!pdb.is_zero_aware());
+        // Only the zero-aware ones: those.
+        let alone = TableStore::new(Some(temp_dir("zero-alone")));
+        for index in 0..2 {
+            let from = store.path_of(&partition, index, kind);
+            let to = alone.path_of(&partition, index, kind);
+            std::fs::create_dir_all(alone.dir()).unwrap();
+            std::fs::copy(&from, &to).unwrap();
+        }
+        let (named, pdb) = alone.best(shape).unwrap();
+        assert_eq!(named.name, "4-4");
+        assert!(pdb.is_zero_aware());
+        let _ = std::fs::remove_dir_all(alone.dir());
+
+        // A corrupt table is stale; ensure rebuilds it alone.
+        let path = store.path_of(&partition, 1, kind);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() - 5;
+        bytes[at] ^= 0x11;
+        std::fs::write(&path, &bytes).unwrap();
+        let status = store.status(&partition, kind);
+        assert_eq!(status[0].1, TableStatus::Ok);
+        assert!(matches!(&status[1].1, TableStatus::Stale(why) if why.contains("checksum")));
+        let again = store
+            .ensure(&partition, kind, |_, _, _| {}, |_, _, _, _| {})
+            .unwrap();
+        let kept: Vec<bool> = again.iter().map(|(_, kept)| *kept).collect();
+        assert_eq!(kept, [true, false]);
+        assert!(
+            store
+                .status(&partition, kind)
+                .iter()
+                .all(|(_, s)| *s == TableStatus::Ok)
+        );
         let _ = std::fs::remove_dir_all(store.dir());
     }
 }

@@ -6,7 +6,26 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use npuzzle_solver::Shape;
+use npuzzle_solver::{Shape, TableKind};
+
+/// A `--kind` value.
+fn parse_kind(s: &str) -> Result<TableKind, String> {
+    match s {
+        "zero-aware" | "zero" => Ok(TableKind::ZeroAware),
+        "per-placement" | "placement" => Ok(TableKind::PerPlacement),
+        _ => Err(format!(
+            "unknown table kind {s:?}: expected zero-aware or per-placement"
+        )),
+    }
+}
+
+/// How `pdb list` names a kind.
+fn kind_name(kind: TableKind) -> &'static str {
+    match kind {
+        TableKind::ZeroAware => "zero-aware",
+        TableKind::PerPlacement => "per-placement",
+    }
+}
 
 #[derive(Subcommand)]
 pub(crate) enum PdbCommand {
@@ -26,6 +45,14 @@ pub(crate) enum PdbCommand {
         /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
         #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
         pdb_dir: Option<PathBuf>,
+        /// Which kind of tables: `per-placement` (the default: one entry per placement, the
+        /// least over the regions of free cells the blank may be in) or `zero-aware` (an entry
+        /// per placement and region of the blank; 90.5 MB per six-tile table on 5x5; fewer
+        /// nodes, slower reads). Where a partition has both, searches use the per-placement
+        /// ones (faster, as measured). Tables already there that verify are kept; the others
+        /// are built.
+        #[arg(long, env = "NPUZZLE_PDB_KIND", value_name = "KIND", value_parser = parse_kind)]
+        kind: Option<TableKind>,
     },
     /// Rewrite tables stored in an older file format in the current one (format 2 files hold
     /// one byte an entry and are packed as they load, seconds for 7-8; format 3 files hold the
@@ -35,7 +62,9 @@ pub(crate) enum PdbCommand {
         #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
         pdb_dir: Option<PathBuf>,
     },
-    /// List the tables present in the table directory and whether they verify.
+    /// List the tables present in the table directory: whether each verifies and is in the
+    /// current format, or is stale (`pdb build` rebuilds it, `pdb upgrade` rewrites an older
+    /// format).
     List {
         /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
         #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
@@ -45,13 +74,17 @@ pub(crate) enum PdbCommand {
 
 pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
     use npuzzle_solver::PDB_FORMAT;
-    use npuzzle_solver::store::{TableStore, preferred_partitions, table_shapes};
+    use npuzzle_solver::store::{
+        TableStatus, TableStore, default_kind, preferred_partitions, table_shapes,
+    };
     match command {
         PdbCommand::Build {
             size,
             partition,
             pdb_dir,
+            kind,
         } => {
+            let kind = kind.unwrap_or_else(|| default_kind(size));
             let names: Vec<String> = match partition {
                 Some(named) => named.split('+').map(str::to_string).collect(),
                 None => default_partitions(size),
@@ -74,47 +107,63 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
                 });
                 let started = std::time::Instant::now();
                 let mut total_bytes = 0u64;
-                for (i, tiles) in partition.patterns.iter().enumerate() {
-                    let t = std::time::Instant::now();
+                let mut t = std::time::Instant::now();
+                let count = partition.patterns.len();
+                let set_prefix = |i: usize| {
                     if let Some(b) = &bar {
                         b.set_prefix(format!(
-                            "table {}/{} {:?}",
+                            "table {}/{count} {:?}",
                             i + 1,
-                            partition.patterns.len(),
-                            tiles
+                            partition.patterns[i]
                         ));
                         b.set_position(0);
                     }
-                    let db = npuzzle_solver::PatternDb::build(size, tiles, |done, total| {
+                };
+                set_prefix(0);
+                store.ensure(
+                    &partition,
+                    kind,
+                    |_, done, total| {
                         if let Some(b) = &bar {
                             b.set_length(total);
                             b.set_position(done);
                         }
-                    })?;
-                    let bytes = db.to_bytes();
-                    total_bytes += bytes.len() as u64;
-                    let path = store.save(&partition, i, &bytes)?;
-                    let histogram = db.histogram();
-                    println!(
-                        "{}: tiles {:?}, {} entries, {:.1} MB, mean {:.2}, max {}, built in {:.1} s",
-                        path.display(),
-                        tiles,
-                        histogram.entries(),
-                        bytes.len() as f64 / 1e6,
-                        histogram.mean(),
-                        histogram.max(),
-                        t.elapsed().as_secs_f64()
-                    );
-                }
+                    },
+                    |i, path, kept, db| {
+                        let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+                        total_bytes += bytes;
+                        let histogram = db.histogram();
+                        let how = if kept {
+                            "kept (it verifies)".to_string()
+                        } else {
+                            format!("built in {:.1} s", t.elapsed().as_secs_f64())
+                        };
+                        println!(
+                            "{}: tiles {:?}, {}, {} entries, {:.1} MB, mean {:.2}, max {}, {how}",
+                            path.display(),
+                            db.tiles(),
+                            kind_name(kind),
+                            histogram.entries(),
+                            bytes as f64 / 1e6,
+                            histogram.mean(),
+                            histogram.max(),
+                        );
+                        t = std::time::Instant::now();
+                        if i + 1 < count {
+                            set_prefix(i + 1);
+                        }
+                    },
+                )?;
                 if let Some(b) = bar {
                     b.finish_and_clear();
                 }
                 println!(
-                    "{} {}: {:.1} MB in {:.1} s",
+                    "{} {}: {:.1} MB in {:.1} s ({})",
                     size,
                     partition.name,
                     total_bytes as f64 / 1e6,
-                    started.elapsed().as_secs_f64()
+                    started.elapsed().as_secs_f64(),
+                    kind_name(kind),
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -145,20 +194,38 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
             for shape in table_shapes() {
                 for name in preferred_partitions(shape) {
                     let partition = npuzzle_solver::Partition::named(shape, name)?;
-                    if !store.has(&partition) {
-                        continue;
-                    }
-                    let older = store
-                        .formats(&partition)
-                        .into_iter()
-                        .flatten()
-                        .any(|f| f < npuzzle_solver::PDB_PACKED_FORMAT);
-                    match store.load(&partition, true, false, |_, _, _| {}) {
-                        Ok(_) if older => println!(
-                            "  {shape} {name}: ok, in an older format that loads slower (`npuzzle pdb upgrade` rewrites it)"
-                        ),
-                        Ok(_) => println!("  {shape} {name}: ok"),
-                        Err(e) => println!("  {shape} {name}: {e}"),
+                    for kind in [TableKind::ZeroAware, TableKind::PerPlacement] {
+                        let status = store.status(&partition, kind);
+                        if status.iter().all(|(_, s)| *s == TableStatus::Missing) {
+                            continue;
+                        }
+                        let label = match kind {
+                            TableKind::ZeroAware => format!("{shape} {name} zero-aware"),
+                            TableKind::PerPlacement => format!("{shape} {name}"),
+                        };
+                        let verified =
+                            |s: &TableStatus| matches!(s, TableStatus::Ok | TableStatus::Older(_));
+                        if status.iter().all(|(_, s)| *s == TableStatus::Ok) {
+                            println!("  {label}: ok");
+                        } else if status.iter().all(|(_, s)| verified(s)) {
+                            println!(
+                                "  {label}: ok, in an older format that loads slower (`npuzzle pdb upgrade` rewrites it)"
+                            );
+                        } else {
+                            println!(
+                                "  {label}: stale (`npuzzle pdb build --size {shape} --partition {name} --kind {}` rebuilds what is missing or fails to verify)",
+                                kind_name(kind)
+                            );
+                            for (path, s) in status {
+                                let why = match s {
+                                    TableStatus::Ok => "ok".to_string(),
+                                    TableStatus::Older(f) => format!("ok, format {f}"),
+                                    TableStatus::Missing => "missing".to_string(),
+                                    TableStatus::Stale(why) => format!("stale: {why}"),
+                                };
+                                println!("    {}: {why}", path.display());
+                            }
+                        }
                     }
                 }
             }

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering};
 
-use super::{BlankGoal, PatternDb, PdbError};
+use super::memory::table_memory;
+use super::packing::{manhattan_table, nibble};
+use super::{BlankGoal, PatternDb, PdbError, Regions};
 use crate::board::step;
 use crate::moves::Move;
 use crate::shape::Shape;
@@ -41,10 +43,22 @@ impl PatternDb {
         progress: impl FnMut(u64, u64),
     ) -> Result<PatternDb, PdbError> {
         Self::check_pattern(shape, tiles)?;
+        Self::build_kind(shape, tiles, blank, None, progress)
+    }
+
+    /// The search of [`PatternDb::build`], keeping each region's value (`zero`: the maps of a
+    /// zero-aware table) or the minimum over them (`None`).
+    pub(super) fn build_kind(
+        shape: Shape,
+        tiles: &[u8],
+        blank: BlankGoal,
+        zero: Option<&Regions>,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<PatternDb, PdbError> {
         if shape.cells() <= 16 {
-            Self::build_with::<AtomicU16>(shape, tiles, blank, progress)
+            Self::build_with::<AtomicU16>(shape, tiles, blank, zero, progress)
         } else {
-            Self::build_with::<AtomicU32>(shape, tiles, blank, progress)
+            Self::build_with::<AtomicU32>(shape, tiles, blank, zero, progress)
         }
     }
 
@@ -58,16 +72,28 @@ impl PatternDb {
     /// with a load before the atomic OR so that most duplicates cost no locked instruction.
     /// Everything a placement owns (its `reached` word and table byte) is written only by the
     /// thread that claimed its block.
+    ///
+    /// With `zero`, a region's value is written when it is expanded (its first depth, since
+    /// moves inside it are free) into the zero-aware table's packed entry, whose byte other
+    /// threads may share (an atomic OR); no per-placement table is kept.
     fn build_with<W: CellWord>(
         shape: Shape,
         tiles: &[u8],
         blank: BlankGoal,
+        zero: Option<&Regions>,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<PatternDb, PdbError> {
         let k = tiles.len();
-        let total = Self::entries(shape, k);
-        let len = total as usize;
-        let table: Vec<AtomicU8> = (0..len).map(|_| AtomicU8::new(UNSEEN)).collect();
+        let placements = Self::entries(shape, k);
+        let total = zero.map_or(placements, Regions::entries);
+        let len = placements as usize;
+        let per_placement = if zero.is_some() { 0 } else { len };
+        let table: Vec<AtomicU8> = (0..per_placement).map(|_| AtomicU8::new(UNSEEN)).collect();
+        let packed: Vec<AtomicU8> = match zero {
+            Some(_) => (0..total.div_ceil(2)).map(|_| AtomicU8::new(0)).collect(),
+            None => Vec::new(),
+        };
+        let manhattan = manhattan_table(shape);
         let reached: Vec<W> = (0..len).map(|_| W::default()).collect();
         let mut current: Vec<W> = (0..len).map(|_| W::default()).collect();
         let mut next: Vec<W> = (0..len).map(|_| W::default()).collect();
@@ -95,6 +121,7 @@ impl PatternDb {
                     .map(|_| {
                         let (table, reached, current, next) = (&table, &reached, &current, &next);
                         let (shell, geometry, claimed) = (&shell, &geometry, &claimed);
+                        let (packed, manhattan) = (&packed, &manhattan);
                         scope.spawn(move || {
                             let mut cells = [0u8; 32];
                             let (mut expanded, mut newly) = (0u64, 0u64);
@@ -112,7 +139,9 @@ impl PatternDb {
                                     let occupied: u32 =
                                         cells[..k].iter().fold(0, |m, &c| m | 1 << c);
                                     let free = geometry.all & !occupied;
-                                    if table[rank].load(Ordering::Relaxed) == UNSEEN {
+                                    if zero.is_none()
+                                        && table[rank].load(Ordering::Relaxed) == UNSEEN
+                                    {
                                         table[rank].store(depth, Ordering::Relaxed);
                                         newly += 1;
                                     }
@@ -122,6 +151,22 @@ impl PatternDb {
                                         fresh &= !region;
                                         reached[rank].set(reached[rank].get() | region);
                                         expanded += 1;
+                                        if let Some(regions) = zero {
+                                            let at = region.trailing_zeros() as usize;
+                                            let index = regions.index(&cells[..k], at) as usize;
+                                            let md: u32 = (tiles.iter().zip(&cells[..k]))
+                                                .map(|(&t, &c)| {
+                                                    u32::from(
+                                                        manhattan[t as usize & 31][c as usize & 31],
+                                                    )
+                                                })
+                                                .sum();
+                                            let n = nibble(depth, md) << ((index & 1) * 4);
+                                            if let Some(byte) = packed.get(index >> 1) {
+                                                byte.fetch_or(n, Ordering::Relaxed);
+                                            }
+                                            newly += 1;
+                                        }
                                         // Slide any pattern tile next to the region into it.
                                         for i in 0..k {
                                             let from = cells[i];
@@ -158,6 +203,22 @@ impl PatternDb {
             }
             std::mem::swap(&mut current, &mut next);
             clear(&next, threads);
+        }
+        if let Some(regions) = zero {
+            if settled != total {
+                return Err(PdbError::Pattern(format!(
+                    "{shape} {tiles:?}: {settled} of {total} zero-aware entries were reached"
+                )));
+            }
+            let mut memory = table_memory(packed.len());
+            if let Some(bytes) = Arc::get_mut(&mut memory) {
+                for (b, a) in bytes.iter_mut().zip(packed) {
+                    *b = a.into_inner();
+                }
+            }
+            let mut db = PatternDb::new(shape, tiles, blank, memory);
+            db.zero = Some(Regions::shared(shape, regions.tiles())?);
+            return Ok(db);
         }
         let table: Vec<u8> = table.into_iter().map(AtomicU8::into_inner).collect();
         if let Some(rank) = table.iter().position(|&v| v == UNSEEN) {

@@ -5,18 +5,31 @@ use std::sync::Arc;
 
 use super::memory::table_memory;
 use super::packing::{Odometer, manhattan_table, nibble};
-use super::{BlankGoal, PatternDb, PdbError};
+use super::zero_aware::{TableKind, ZERO_AWARE_FORMAT};
+use super::{BlankGoal, PatternDb, PdbError, Regions};
 use crate::shape::Shape;
 
 impl PatternDb {
     /// Serialises the table in the current format ([`FORMAT`]): a header (magic, version,
     /// shape, tiles, entry count, checksum of what follows), then the packed table as it lies in
     /// memory, two entries a byte, so that loading it is one read and a checksum.
-    /// A table in the sparse layout is written dense, as every file is.
+    /// A table in the sparse layout is written dense, as every file is. A zero-aware table is
+    /// written in format [`ZERO_AWARE_FORMAT`].
     pub fn to_bytes(&self) -> Vec<u8> {
+        if self.zero.is_some() {
+            return self.serialise(ZERO_AWARE_FORMAT, &self.table);
+        }
         match self.sparse {
             Some(_) => self.serialise(FORMAT, &self.dense_table()),
             None => self.serialise(FORMAT, &self.table),
+        }
+    }
+
+    /// The format [`PatternDb::to_bytes`] writes this table in.
+    pub fn to_bytes_format(&self) -> u32 {
+        match self.zero {
+            Some(_) => ZERO_AWARE_FORMAT,
+            None => FORMAT,
         }
     }
 
@@ -30,7 +43,7 @@ impl PatternDb {
     }
 
     fn serialise(&self, version: u32, body: &[u8]) -> Vec<u8> {
-        let count = Self::entries(self.shape, self.tiles.len());
+        let count = self.len();
         let mut out = Vec::with_capacity(body.len() + 64);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&version.to_le_bytes());
@@ -43,6 +56,9 @@ impl PatternDb {
                 BlankGoal::Home => 0,
                 BlankGoal::Free => 1,
             });
+        }
+        if version >= ZERO_AWARE_FORMAT {
+            out.push(self.kind().byte());
         }
         out.extend_from_slice(&count.to_le_bytes());
         out.extend_from_slice(&checksum(body).to_le_bytes());
@@ -78,10 +94,22 @@ impl PatternDb {
     /// [`PatternDb::read_from`] for the table towards the goal `blank` names (files before
     /// format 4 hold [`BlankGoal::Home`] tables only).
     pub fn read_table(
+        r: impl std::io::Read,
+        shape: Shape,
+        tiles: &[u8],
+        blank: BlankGoal,
+    ) -> Result<PatternDb, PdbError> {
+        Self::read_kind(r, shape, tiles, blank, TableKind::PerPlacement)
+    }
+
+    /// [`PatternDb::read_table`] for a table of `kind` (files before format
+    /// [`ZERO_AWARE_FORMAT`] hold per-placement tables only).
+    pub fn read_kind(
         mut r: impl std::io::Read,
         shape: Shape,
         tiles: &[u8],
         blank: BlankGoal,
+        kind: TableKind,
     ) -> Result<PatternDb, PdbError> {
         fn fill(r: &mut impl std::io::Read, buf: &mut [u8], what: &str) -> Result<(), PdbError> {
             r.read_exact(buf).map_err(|e| match e.kind() {
@@ -99,11 +127,11 @@ impl PatternDb {
         let mut word = [0u8; 4];
         fill(&mut r, &mut word, "version")?;
         let version = u32::from_le_bytes(word);
-        if !(OLDEST_FORMAT..=FORMAT).contains(&version) {
+        if !(OLDEST_FORMAT..=ZERO_AWARE_FORMAT).contains(&version) {
             return Err(PdbError::Version {
                 found: version,
                 oldest: OLDEST_FORMAT,
-                newest: FORMAT,
+                newest: ZERO_AWARE_FORMAT,
             });
         }
         let mut dims = [0u8; 3];
@@ -138,10 +166,26 @@ impl PatternDb {
                 expected: format!("{expected}, blank {blank:?}"),
             });
         }
+        let stored_kind = if version >= ZERO_AWARE_FORMAT {
+            let mut byte = [0u8; 1];
+            fill(&mut r, &mut byte, "table kind")?;
+            TableKind::from_byte(byte[0]).ok_or_else(|| PdbError::Mismatch {
+                found: format!("{found} of kind {}", byte[0]),
+                expected: expected.clone(),
+            })?
+        } else {
+            TableKind::PerPlacement
+        };
+        if stored_kind != kind {
+            return Err(PdbError::Mismatch {
+                found: format!("{found}, {stored_kind:?}"),
+                expected: format!("{expected}, {kind:?}"),
+            });
+        }
         let mut long = [0u8; 8];
         fill(&mut r, &mut long, "entry count")?;
         let count = u64::from_le_bytes(long);
-        if count != Self::entries(shape, k) {
+        if count != kind.entries(shape, k)? {
             return Err(PdbError::Mismatch {
                 found: format!("{found} with {count} entries"),
                 expected,
@@ -162,6 +206,14 @@ impl PatternDb {
             expect_end(&mut r)?;
             if checksum(packed) != sum {
                 return Err(PdbError::Checksum);
+            }
+            if kind == TableKind::ZeroAware {
+                return Ok(PatternDb::zero_aware(
+                    shape,
+                    tiles,
+                    Regions::shared(shape, k)?,
+                    table,
+                ));
             }
             db.table = table;
             return Ok(db);
@@ -208,7 +260,8 @@ pub(super) const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
 /// The format [`PatternDb::to_bytes`] writes. Version 4: as 3, and a byte after the tiles says
 /// where the blank belongs in the table's goal ([`BlankGoal`]). Version 3: the packed table
 /// (four bits an entry, as in memory), blank on cell 0. Version 2: one byte an entry, packed as it is read. Both hold tables built
-/// with the blank's region (version 1 let tiles step anywhere free, and is refused).
+/// with the blank's region (version 1 let tiles step anywhere free, and is refused). Zero-aware
+/// tables are written in format [`ZERO_AWARE_FORMAT`] (5), which this build reads too.
 pub const FORMAT: u32 = 4;
 /// The oldest format read.
 const OLDEST_FORMAT: u32 = 2;

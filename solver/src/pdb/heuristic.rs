@@ -101,6 +101,9 @@ pub struct PdbHeuristic {
     lookups: Vec<Lookup>,
     /// Whether every table is in the sparse layout (else every one is dense, see `sparse`).
     sparse: bool,
+    /// Whether every table is zero-aware (`zero_aware`; else none is). The search reads them
+    /// through [`super::ZeroMax`]; this type's own lookups evaluate them from scratch.
+    zero_aware: bool,
     cells: usize,
     width: usize,
     /// `pattern_of[label]`: the pattern that holds a label (unused for the blank).
@@ -247,9 +250,15 @@ impl PdbHeuristic {
             r
         });
         let manhattan = manhattan_table(shape);
+        let zero_aware = dbs.iter().all(|db| db.regions().is_some());
+        if !zero_aware && dbs.iter().any(|db| db.regions().is_some()) {
+            return Err(PdbError::Pattern(
+                "zero-aware and per-placement tables in one partition".into(),
+            ));
+        }
         // All or none, whatever layout each table comes in: the hot loop's layout is one
         // constant for every table (a sparse table read as dense would give wrong values).
-        let lookups_sparse = dbs.iter().all(|db| sparse(shape, db.tiles.len()));
+        let lookups_sparse = !zero_aware && dbs.iter().all(|db| sparse(shape, db.tiles.len()));
         let dbs: Vec<PatternDb> = match lookups_sparse {
             true => dbs.into_iter().map(PatternDb::into_sparse).collect(),
             false => dbs.into_iter().map(PatternDb::into_dense).collect(),
@@ -280,6 +289,7 @@ impl PdbHeuristic {
         Ok(PdbHeuristic {
             dbs,
             sparse: lookups_sparse,
+            zero_aware,
             lookups,
             cells: shape.cells(),
             width: shape.width(),
@@ -330,6 +340,11 @@ impl PdbHeuristic {
         partition: &Partition,
         tables: Vec<PatternDb>,
     ) -> Result<PdbHeuristic, PdbError> {
+        if self.zero_aware {
+            return Err(PdbError::Pattern(
+                "the dual lookups need per-placement tables, not zero-aware ones".into(),
+            ));
+        }
         let specs = partition.dual_tables();
         let own: Vec<&[u8]> = self.dbs.iter().map(|db| db.tiles()).collect();
         if partition.shape != self.shape()
@@ -377,6 +392,11 @@ impl PdbHeuristic {
     /// Whether the dual lookups are on.
     pub fn has_dual(&self) -> bool {
         self.dual.is_some()
+    }
+
+    /// Whether the tables are zero-aware (one entry per placement and region of the blank).
+    pub fn is_zero_aware(&self) -> bool {
+        self.zero_aware
     }
 
     /// A table's value for the placement `cell_of(tile)` of its tiles (from scratch).
@@ -519,7 +539,16 @@ impl PdbHeuristic {
     fn look_up_all(&self, position: &[u8; 32]) -> ([u32; 8], [u8; 8], u32) {
         let (mut ranks, mut excess, mut manhattan) = ([0u32; 8], [0u8; 8], 0u32);
         for (p, (db, lookup)) in self.dbs.iter().zip(&self.lookups).enumerate() {
-            let rank = db.index(db.tiles.iter().map(|&t| position[t as usize & 31])) as u32;
+            let rank = match db.regions() {
+                Some(regions) => {
+                    let mut cells = [0u8; 8];
+                    for (c, &t) in cells.iter_mut().zip(&db.tiles) {
+                        *c = position[t as usize & 31];
+                    }
+                    regions.index(&cells[..db.tiles.len().min(8)], position[0] as usize)
+                }
+                None => db.index(db.tiles.iter().map(|&t| position[t as usize & 31])) as u32,
+            };
             ranks[p] = rank;
             excess[p] = lookup.excess(rank) as u8;
             for &t in &db.tiles {
@@ -619,6 +648,13 @@ impl PdbHeuristic {
         to: usize,
         limit: u32,
     ) -> (u32, PdbState) {
+        if self.zero_aware {
+            // Evaluated afresh: the search carries zero-aware tables through `ZeroMax`.
+            let mut board = state.board;
+            board[to & 31] = label;
+            board[from & 31] = 0;
+            return self.evaluate_own::<DUAL>(&board[..self.cells]);
+        }
         let mut next = *state;
         let value = match self.sparse {
             true => self.step_own::<DUAL, true>(&mut next, label, from, to, limit),

@@ -16,7 +16,12 @@ impl<const N: usize> PdbMax<N> {
     /// `pdb` and the partitions added to it, if they are `N` in all and none has dual lookups
     /// (those are evaluated by [`PdbHeuristic`]'s own `Heuristic`).
     pub fn new(pdb: &PdbHeuristic) -> Option<PdbMax<N>> {
-        if pdb.has_dual() || pdb.also.iter().any(PdbHeuristic::has_dual) {
+        // Zero-aware tables are carried by `ZeroMax`; their ranks are not `advance`d here.
+        if pdb.has_dual()
+            || pdb.also.iter().any(PdbHeuristic::has_dual)
+            || pdb.is_zero_aware()
+            || pdb.also.iter().any(PdbHeuristic::is_zero_aware)
+        {
             return None;
         }
         let parts: [PdbHeuristic; N] = pdb.split_partitions()?;

@@ -41,7 +41,15 @@
 //! - `heuristic`: [`PdbHeuristic`], what the search carries from node to node;
 //! - `max`: [`PdbMax`], several partitions under the max, each carried the same way;
 //! - `sparse_max`: [`SparseMax`], the same for partitions of sparse tables (the 5x5 ones) in a
-//!   state a third the size, which is what the search carries for them.
+//!   state a third the size, which is what the search carries for them;
+//! - `zero_aware`: zero-aware tables ([`TableKind::ZeroAware`]: an entry per placement and
+//!   region of free cells holding the blank), built by the same search, file format
+//!   [`ZERO_AWARE_FORMAT`];
+//! - `regions`: [`Regions`], their index (the map of occupied cells, its regions, the tiles'
+//!   order), shared by every table of as many tiles on a board;
+//! - `zero_max`: [`ZeroMax`], what the search carries for zero-aware tables (a table is read
+//!   only when one of its tiles moves);
+//! - `zero_tests`: zero-aware tables against plain searches and exact distances.
 //!
 //! # Example
 //!
@@ -65,17 +73,25 @@ mod max;
 mod memory;
 mod packing;
 mod partition;
+mod regions;
 mod sparse;
 mod sparse_max;
 #[cfg(test)]
 mod tests;
+mod zero_aware;
+mod zero_max;
+#[cfg(test)]
+mod zero_tests;
 
 pub use file::{FORMAT, PACKED_FORMAT};
 pub use heuristic::{PdbAll, PdbHeuristic, PdbState};
 pub use max::PdbMax;
 pub use packing::Histogram;
 pub use partition::{DualTable, Partition};
+pub use regions::Regions;
 pub use sparse_max::{SparseMax, SparseMaxState};
+pub use zero_aware::{TableKind, ZERO_AWARE_FORMAT};
+pub use zero_max::{ZeroMax, ZeroMaxState};
 
 use std::sync::Arc;
 
@@ -105,6 +121,9 @@ pub struct PatternDb {
     /// index is its cells as digits), `None` in the dense one (its index is its rank). Built
     /// and stored tables are dense; [`PdbHeuristic`] turns the ones it reads faster sparse.
     sparse: Option<[u32; 8]>,
+    /// The maps of a zero-aware table (`zero_aware`: one entry per placement and region of the
+    /// blank), `None` for a table of one entry per placement (the minimum over the regions).
+    zero: Option<Arc<Regions>>,
 }
 
 impl std::fmt::Debug for PatternDb {
@@ -192,6 +211,7 @@ impl PatternDb {
             multiplier,
             table,
             sparse: None,
+            zero: None,
         }
     }
 
@@ -271,9 +291,13 @@ impl PatternDb {
         }
     }
 
-    /// The value for a board given as `position[label]` (the cell of each label).
+    /// The value for a board given as `position[label]` (the cell of each label; the blank,
+    /// label 0, is read by zero-aware tables only).
     #[inline(always)]
     pub fn lookup(&self, position: &[u8]) -> u8 {
+        if let Some(regions) = &self.zero {
+            return self.zero_lookup(regions, position);
+        }
         let r = self.index(self.tiles.iter().map(|&t| position[t as usize & 31]));
         let md: u32 = self
             .tiles

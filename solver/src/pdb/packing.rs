@@ -160,13 +160,17 @@ impl PatternDb {
     /// the tests that compare whole tables.
     #[cfg(test)]
     pub(crate) fn values(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(Self::entries(self.shape, self.tiles.len()) as usize);
+        let mut out = Vec::with_capacity(self.len() as usize);
         self.for_each_value(|v| out.push(v));
         out
     }
 
-    /// Calls `f` with every entry's value, in rank order.
+    /// Calls `f` with every entry's value, in rank order (a zero-aware table's: see
+    /// `for_each_zero_value`).
     pub(super) fn for_each_value(&self, mut f: impl FnMut(u8)) {
+        if let Some(regions) = &self.zero {
+            return self.for_each_zero_value(regions, f);
+        }
         let manhattan = manhattan_table(self.shape);
         let total = Self::entries(self.shape, self.tiles.len());
         let mut odometer = Odometer::at(self, &manhattan, 0);

@@ -60,7 +60,7 @@ impl PatternDb {
     /// The same table in the sparse layout (unchanged if it is already): its dense entries
     /// are freed once copied, unless another clone holds them.
     pub(super) fn into_sparse(self) -> PatternDb {
-        if self.sparse.is_some() {
+        if self.sparse.is_some() || self.zero.is_some() {
             return self;
         }
         let weight = weights(self.shape, self.tiles.len());

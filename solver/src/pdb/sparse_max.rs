@@ -63,7 +63,7 @@ pub struct SparseMaxState<const N: usize> {
 
 /// The sum of four entries of at most 15 each: one multiplication gathers them in the top byte.
 #[inline(always)]
-fn sum(excess: &[u8; PATTERNS]) -> u32 {
+pub(super) fn sum(excess: &[u8; PATTERNS]) -> u32 {
     u32::from_le_bytes(*excess).wrapping_mul(0x0101_0101) >> 24
 }
 

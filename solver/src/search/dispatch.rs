@@ -5,7 +5,7 @@ use crate::board::Board;
 use crate::exact::ExactDistance;
 use crate::goal::Goal;
 use crate::heuristic::{LinearConflict, Manhattan};
-use crate::pdb::{PdbAll, PdbHeuristic, PdbMax, SparseMax};
+use crate::pdb::{PdbAll, PdbHeuristic, PdbMax, SparseMax, ZeroMax};
 use crate::shape::Shape;
 
 #[derive(Clone, Debug)]
@@ -21,6 +21,9 @@ pub(super) enum AnyEngine {
     Sparse2(Box<Engine<SparseMax<2>>>),
     Sparse3(Box<Engine<SparseMax<3>>>),
     Sparse4(Box<Engine<SparseMax<4>>>),
+    Zero1(Box<Engine<ZeroMax<1>>>),
+    Zero2(Box<Engine<ZeroMax<2>>>),
+    Zero3(Box<Engine<ZeroMax<3>>>),
 }
 
 macro_rules! with_engine {
@@ -37,6 +40,9 @@ macro_rules! with_engine {
             AnyEngine::Sparse2($e) => $body,
             AnyEngine::Sparse3($e) => $body,
             AnyEngine::Sparse4($e) => $body,
+            AnyEngine::Zero1($e) => $body,
+            AnyEngine::Zero2($e) => $body,
+            AnyEngine::Zero3($e) => $body,
         }
     };
 }
@@ -45,8 +51,18 @@ pub(super) use with_engine;
 /// The engine for a PDB heuristic: its partitions' ranks carried move by move, up to 4
 /// partitions under the max: in [`SparseMax`]'s compact state where it takes them (sparse
 /// tables, the 5x5 ones), else in [`PdbMax`]'s (more partitions, and the dual lookups, go
-/// through [`PdbHeuristic`]'s own `Heuristic`, which evaluates them afresh).
+/// through [`PdbHeuristic`]'s own `Heuristic`, which evaluates them afresh). Zero-aware
+/// tables of up to 3 partitions go through [`ZeroMax`].
 pub(super) fn pdb_engine(shape: Shape, goal: &Goal, pdb: PdbHeuristic) -> AnyEngine {
+    let zero = match pdb.partitions() {
+        1 => ZeroMax::new(&pdb).map(|h| AnyEngine::Zero1(Box::new(Engine::new(shape, goal, h)))),
+        2 => ZeroMax::new(&pdb).map(|h| AnyEngine::Zero2(Box::new(Engine::new(shape, goal, h)))),
+        3 => ZeroMax::new(&pdb).map(|h| AnyEngine::Zero3(Box::new(Engine::new(shape, goal, h)))),
+        _ => None,
+    };
+    if let Some(engine) = zero {
+        return engine;
+    }
     let sparse =
         match pdb.partitions() {
             2 => SparseMax::new(&pdb)
