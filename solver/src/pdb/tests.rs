@@ -34,10 +34,10 @@ fn every_placement_is_reached_and_the_goal_is_zero() {
     assert_eq!(db.lookup(&goal), 0);
 }
 
-/// The plainest possible construction: a 0-1 breadth-first search over every (placement,
-/// blank cell) state, one blank step at a time (free into a cell no pattern tile holds, 1
-/// for sliding a pattern tile), then the minimum over the blank.
-fn reference_table(shape: Shape, tiles: &[u8]) -> Vec<u8> {
+/// Distances by the plainest construction: a 0-1 breadth-first search over every (placement,
+/// blank cell) state, one blank step at a time (free into a cell no pattern tile holds, 1 for
+/// sliding a pattern tile). `dist[rank * n + blank]`.
+pub(super) fn reference_distances(shape: Shape, tiles: &[u8]) -> Vec<u8> {
     let n = shape.cells();
     let k = tiles.len();
     let shell = PatternDb::new(shape, tiles, BlankGoal::Home, Arc::from(Vec::new()));
@@ -73,7 +73,16 @@ fn reference_table(shape: Shape, tiles: &[u8]) -> Vec<u8> {
             }
         }
     }
-    dist.chunks(n).map(|c| *c.iter().min().unwrap()).collect()
+    dist
+}
+
+/// The plainest possible construction of a table: [`reference_distances`], then the minimum
+/// over the blank.
+fn reference_table(shape: Shape, tiles: &[u8]) -> Vec<u8> {
+    let dist = reference_distances(shape, tiles);
+    dist.chunks(shape.cells())
+        .map(|c| *c.iter().min().unwrap())
+        .collect()
 }
 
 /// The odometer's Manhattan distances, rank after rank, are those of each placement

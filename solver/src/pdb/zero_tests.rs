@@ -2,7 +2,9 @@
 //! the per-placement tables, against the exact distances of every state of the small boards,
 //! and the values [`ZeroMax`] carries against values computed afresh.
 
-use super::tests::{every_state_with_its_distance, walk_comparing_with_full_evaluation};
+use super::tests::{
+    every_state_with_its_distance, reference_distances, walk_comparing_with_full_evaluation,
+};
 use super::*;
 use crate::board::step;
 use crate::heuristic::Heuristic;
@@ -24,48 +26,6 @@ fn zero_aware(partition: &Partition) -> PdbHeuristic {
         .map(|p| PatternDb::build_zero_aware(partition.shape, p, |_, _| {}).unwrap())
         .collect();
     PdbHeuristic::new(dbs, true).unwrap()
-}
-
-/// Distances by the plainest construction: a 0-1 breadth-first search over every (placement,
-/// blank cell) state, one blank step at a time (free into a cell no pattern tile holds, 1 for
-/// sliding a pattern tile). `dist[rank * n + blank]`.
-fn reference_distances(shape: Shape, tiles: &[u8]) -> Vec<u8> {
-    let n = shape.cells();
-    let k = tiles.len();
-    let shell = PatternDb::new(shape, tiles, BlankGoal::Home, Arc::from(Vec::new()));
-    let total = PatternDb::entries(shape, k) as usize;
-    let mut dist = vec![u8::MAX; total * n];
-    let start = shell.rank(tiles.iter().copied()) * n;
-    dist[start] = 0;
-    let mut deque = std::collections::VecDeque::from([start]);
-    let mut cells = [0u8; 32];
-    while let Some(state) = deque.pop_front() {
-        let (rank, blank) = (state / n, state % n);
-        let d = dist[state];
-        shell.unrank(rank as u64, &mut cells);
-        for mv in Move::ALL {
-            let Some(to) = step(shape, blank, mv) else {
-                continue;
-            };
-            let (child, cost) = match cells[..k].iter().position(|&c| c as usize == to) {
-                Some(i) => {
-                    let mut moved = cells;
-                    moved[i] = blank as u8;
-                    (shell.rank(moved[..k].iter().copied()) * n + to, 1)
-                }
-                None => (rank * n + to, 0),
-            };
-            if d + cost < dist[child] {
-                dist[child] = d + cost;
-                if cost == 0 {
-                    deque.push_front(child);
-                } else {
-                    deque.push_back(child);
-                }
-            }
-        }
-    }
-    dist
 }
 
 /// `position[label]` for tiles `tiles` on `cells` and the blank on `blank`.
