@@ -27,6 +27,8 @@
 //!   searches one under a bound and [`Solver::search_from`] bound after bound; a unit search
 //!   stopped by its budget or by [`Limits::hand_back`] returns the unsearched rest as
 //!   [`Piece`]s ([`UnitOutcome::Split`]), so nothing searched is lost.
+//! - `weight`: [`Weight`], the factor of a bounded-suboptimal search ([`Solver::with_weight`]:
+//!   weighted IDA\*, every path at most `w` times the optimum) and the units of its bounds.
 //! - `forecast`: [`BoundForecast`]: what a bound will cost, from the growth the search measured
 //!   over its earlier bounds (progress bars and ETAs).
 //! - `trace`: [`Trace`]: what a search costs subtree by subtree ([`Solver::trace_bound`]), for
@@ -68,6 +70,7 @@ mod shape;
 pub mod store;
 mod trace;
 mod units;
+mod weight;
 
 pub use board::{Board, IllegalMove, ParseError, Verification};
 pub use duplicates::TRAIL_MOVES;
@@ -85,9 +88,10 @@ pub use pdb::{
     SparseMaxState, TableKind, ZERO_AWARE_FORMAT as PDB_ZERO_AWARE_FORMAT, ZeroMax, ZeroMaxState,
 };
 pub use search::{
-    ABSORB_NODES, ABSORB_PIECE_NODES, CHECK_INTERVAL, Iteration, Limits, MAX_DEPTH, SearchOutcome,
-    SearchReport, SearchStats, Solver, UnsupportedHeuristic,
+    ABSORB_NODES, ABSORB_PIECE_NODES, CHECK_INTERVAL, Iteration, Limits, MAX_DEPTH, QUICK_WEIGHTS,
+    QuickPath, SearchOutcome, SearchReport, SearchStats, Solver, UnsupportedHeuristic,
 };
 pub use shape::{MAX_CELLS, Shape, ShapeError};
 pub use trace::{BoundTrace, DFS_ORDER, DfsKey, Trace, TraceEntry, TraceError, dfs_key, dfs_rank};
 pub use units::{Frontier, FrontierError, Piece, UnitOutcome, UnitReport, UnitSplit, WorkUnit};
+pub use weight::{BadWeight, MAX_WEIGHT, Weight};

@@ -165,7 +165,7 @@ impl Solver {
         depth: u32,
         out: &mut BoundTrace,
     ) -> Result<(), ShapeMismatch> {
-        if self.unit_lower_bound(unit)? > bound {
+        if self.unit_bound(unit)? > bound {
             return Ok(());
         }
         if unit.g >= depth || unit.board == *self.goal().board() {

@@ -11,6 +11,7 @@ use crate::goal::Goal;
 use crate::heuristic::Heuristic;
 use crate::moves::Move;
 use crate::shape::Shape;
+use crate::weight::Weight;
 
 /// Per-shape, per-goal tables and a heuristic.
 #[derive(Clone, Debug)]
@@ -23,6 +24,8 @@ pub(crate) struct Engine<H> {
     pub(super) heuristic: H,
     /// Which move sequences are duplicates of preferred ones ([`MoveAutomaton`]).
     pub(super) automaton: &'static MoveAutomaton,
+    /// The factor on `h` (1: optimal search); bounds are in its units ([`Weight::f`]).
+    pub(super) weight: Weight,
 }
 
 /// A board relabelled by its goal: `cells[p]` = goal cell of the tile on `p`.
@@ -110,10 +113,11 @@ impl<H: Heuristic> Engine<H> {
             cells: shape.cells(),
             heuristic,
             automaton: MoveAutomaton::shared(),
+            weight: Weight::OPTIMAL,
         }
     }
 
-    /// `g + h` of a unit's root: a lower bound on any solution through it.
+    /// `h` of a unit's root: a lower bound on any solution through it.
     pub(super) fn estimate(&self, state: &Relabelled) -> u32 {
         self.heuristic.evaluate(&state.cells[..self.cells]).0
     }
@@ -122,7 +126,25 @@ impl<H: Heuristic> Engine<H> {
     /// state `seq`.
     /// With `single_bound`, only that one iteration runs. With `split`, a search stopped by its
     /// budget or a hand-back request ends [`RunEnd::Split`] with the unsearched rest.
+    /// Bounds are in the weight's units ([`Weight::f`]); an optimal engine's search is compiled
+    /// apart from the weighted one, so that it pays nothing for it.
     pub(super) fn run(
+        &self,
+        state: &Relabelled,
+        g: u32,
+        seq: u32,
+        start_bound: Option<u32>,
+        mode: RunMode,
+        limits: &Limits,
+    ) -> (RunEnd, SearchStats) {
+        if self.weight.is_optimal() {
+            self.run_with::<false>(state, g, seq, start_bound, mode, limits)
+        } else {
+            self.run_with::<true>(state, g, seq, start_bound, mode, limits)
+        }
+    }
+
+    fn run_with<const WEIGHTED: bool>(
         &self,
         state: &Relabelled,
         g: u32,
@@ -137,7 +159,7 @@ impl<H: Heuristic> Engine<H> {
         } = mode;
         let started = Instant::now();
         let (h, hs) = self.heuristic.evaluate(&state.cells[..self.cells]);
-        let mut dfs = Dfs {
+        let mut dfs = Dfs::<H, WEIGHTED> {
             engine: self,
             cells: state.cells,
             bound: 0,
@@ -158,18 +180,21 @@ impl<H: Heuristic> Engine<H> {
         };
         dfs.check_at = CHECK_INTERVAL.min(dfs.budget);
         let mut stats = SearchStats::default();
-        let mut bound = start_bound.unwrap_or(g + h).max(g + h);
+        let root_f = self.weight.f(g, h);
+        let mut bound = start_bound.unwrap_or(root_f).max(root_f);
         if single_bound && let Some(b) = start_bound {
             bound = b;
         }
         let end = loop {
-            let too_deep = bound as usize >= MAX_DEPTH;
+            // No path of MAX_DEPTH moves is ever needed (the 24-puzzle's longest is 205); a
+            // weighted search's bound may exceed it while its answers stay shorter.
+            let too_deep = self.weight.lower_bound(bound) as usize >= MAX_DEPTH;
             if too_deep || limits.max_bound.is_some_and(|m| bound > m) {
                 break RunEnd::Exhausted { next_bound: bound };
             }
-            if g + h > bound {
+            if root_f > bound {
                 // The root itself is pruned: nothing expanded, the next bound is its f.
-                break RunEnd::Exhausted { next_bound: g + h };
+                break RunEnd::Exhausted { next_bound: root_f };
             }
             let (e0, g0) = (dfs.expanded, dfs.generated);
             dfs.bound = bound;
@@ -256,7 +281,7 @@ impl<H: Heuristic> Engine<H> {
                 let to = target(blank, d);
                 let mut child = cells;
                 slide(&mut child, blank, to);
-                let f = depth + self.heuristic.evaluate(&child[..n]).0;
+                let f = self.weight.f(depth, self.heuristic.evaluate(&child[..n]).0);
                 if f > bound {
                     *next_bound = (*next_bound).min(f);
                 } else {
@@ -271,7 +296,10 @@ impl<H: Heuristic> Engine<H> {
             blank = to;
             seq = self.automaton.next(seq, dir);
         }
-        let stop_f = g + taken.len() as u32 + self.heuristic.evaluate(&cells[..n]).0;
+        let stop_depth = g + taken.len() as u32;
+        let stop_f = self
+            .weight
+            .f(stop_depth, self.heuristic.evaluate(&cells[..n]).0);
         let mut pieces = vec![(taken.to_vec(), stop_f)];
         // The stop node's subtree comes first; then, from the deepest level up, the siblings
         // after each move taken.
@@ -308,8 +336,9 @@ pub(super) enum RunEnd {
     },
 }
 
-/// The mutable state of one depth-first search.
-pub(super) struct Dfs<'e, H> {
+/// The mutable state of one depth-first search; `WEIGHTED`: its bound is on
+/// `den·g + num·h` ([`Weight::f`]), else on `g + h`.
+pub(super) struct Dfs<'e, H, const WEIGHTED: bool> {
     pub(super) engine: &'e Engine<H>,
     pub(super) cells: [u8; 32],
     pub(super) bound: u32,
@@ -328,7 +357,28 @@ pub(super) struct Dfs<'e, H> {
     pub(super) path: [u8; MAX_DEPTH],
 }
 
-impl<H: Heuristic> Dfs<'_, H> {
+impl<H: Heuristic, const WEIGHTED: bool> Dfs<'_, H, WEIGHTED> {
+    /// `f` of a node `g` moves deep with heuristic value `h`, in the bound's units.
+    #[inline(always)]
+    fn f(&self, g: u32, h: u32) -> u32 {
+        if WEIGHTED {
+            self.engine.weight.f(g, h)
+        } else {
+            g + h
+        }
+    }
+
+    /// The largest `h` a child `g` moves deep may have and stay within the bound.
+    #[inline(always)]
+    fn h_limit(&self, g: u32) -> u32 {
+        if WEIGHTED {
+            let weight = self.engine.weight;
+            self.bound.saturating_sub(weight.den() * g) / weight.num()
+        } else {
+            self.bound.saturating_sub(g)
+        }
+    }
+
     /// Searches below a node entered with `g + h <= bound`. Returns the smallest f above the
     /// bound met below this node, or [`STOP`] when the goal was found or the search must stop
     /// (then `stopped` says why). The minimum travels in registers, not through memory.
@@ -350,8 +400,12 @@ impl<H: Heuristic> Dfs<'_, H> {
         let w = engine.width;
         let mut next_bound = u32::MAX;
         let mut generated = 0u64;
+        if WEIGHTED && g as usize + 2 >= MAX_DEPTH {
+            // Deeper than any optimal path: a weighted bound may reach here, its path may not.
+            return next_bound;
+        }
         // A child survives only with h <= limit.
-        let limit = self.bound.saturating_sub(g + 1);
+        let limit = self.h_limit(g + 1);
         macro_rules! child {
             ($dir:expr, $to:expr) => {
                 let next_seq = engine.automaton.next(seq, $dir);
@@ -371,12 +425,17 @@ impl<H: Heuristic> Dfs<'_, H> {
                     // Pathmax: one move changes the distance by one, so the child is at least
                     // h - 1 away (the PDB heuristics are not consistent: this raises some).
                     let nh = nh.max(h.saturating_sub(1));
-                    let f = g + 1 + nh;
-                    if nh > limit + 2 {
-                        // Bidirectional pathmax (BPMX): this node is at least nh - 1 away, so
-                        // its own f exceeds the bound; its other children need not be tried.
+                    let f = self.f(g + 1, nh);
+                    // Bidirectional pathmax (BPMX): this node is at least nh - 1 away; when
+                    // that puts its own f above the bound, its other children need not be tried.
+                    let raised = if WEIGHTED {
+                        nh > 1 && self.f(g, nh - 1) > self.bound
+                    } else {
+                        nh > limit + 2
+                    };
+                    if raised {
                         self.generated += generated;
-                        return next_bound.min(g + nh - 1);
+                        return next_bound.min(self.f(g, nh - 1));
                     }
                     if f > self.bound {
                         next_bound = next_bound.min(f);

@@ -25,7 +25,7 @@ mod solver;
 mod tests;
 
 pub(crate) use engine::relabel;
-pub use solver::{Solver, UnsupportedHeuristic};
+pub use solver::{QUICK_WEIGHTS, QuickPath, Solver, UnsupportedHeuristic};
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Duration;

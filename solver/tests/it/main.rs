@@ -5,6 +5,7 @@
 
 mod common;
 
+mod bounded_suboptimal;
 mod duplicate_pruning;
 mod exhaustive_small_boards;
 mod fuzz_parsers;

@@ -67,6 +67,7 @@ pub fn read_instances(text: &str) -> Vec<Instance> {
 }
 
 pub const KORF100: &str = include_str!("../../../../data/korf100.txt");
+pub const KORF24_50: &str = include_str!("../../../../data/korf24_50.txt");
 pub const KORF100_MD_NODES: &str = include_str!("../../../../data/korf100_md_nodes.txt");
 
 /// (id, reproduced IDA*+Manhattan node count = generated + 1) for Korf's 100.
