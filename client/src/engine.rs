@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use npuzzle_solver::{
     Board, Goal, GoalSpec, HeuristicKind, Limits, PdbHeuristic, SearchOutcome, Shape, Solver,
-    moves_to_string,
+    Weight, moves_to_string,
 };
 
 pub use npuzzle_proto::answer::{Answer, FailReason, Status};
@@ -22,6 +22,8 @@ pub struct Settings {
     pub heuristic: HeuristicChoice,
     /// Where pattern databases are kept (`None`: `$NPUZZLE_PDB_DIR` or the user cache).
     pub pdb_dir: Option<std::path::PathBuf>,
+    /// Any path at most this factor of the optimum will do ([`Weight::OPTIMAL`]: optimal).
+    pub within: Weight,
 }
 
 /// The strongest pattern databases present for `shape`, loaded and verified once per process
@@ -118,7 +120,7 @@ impl Engine {
                     _ => Solver::new(goal, kind).map_err(|e| e.to_string()),
                 };
                 match made {
-                    Ok(s) => e.insert(s),
+                    Ok(s) => e.insert(s.with_weight(self.settings.within)),
                     Err(err) => return Answer::invalid(index, err),
                 }
             }
@@ -130,7 +132,17 @@ impl Engine {
             Err(e) => return Answer::invalid(index, e.to_string()),
         };
         let record = match report.outcome {
-            SearchOutcome::Solved(path) => Answer::solved(index, moves_to_string(&path)),
+            SearchOutcome::Solved(path) => {
+                // Found under the last bound, every one below it exhausted.
+                let weight = self.settings.within;
+                let bound = report.stats.iterations.last().map_or(0, |i| i.bound);
+                let lower_bound = weight.lower_bound(bound).min(path.len() as u32);
+                if weight.is_optimal() {
+                    Answer::solved(index, moves_to_string(&path))
+                } else {
+                    Answer::solved_within(index, moves_to_string(&path), lower_bound)
+                }
+            }
             SearchOutcome::Unsolvable => Answer::unsolvable(index),
             // Without limits the search only ends solved or unsolvable; say so if it did not.
             other => Answer::failed(

@@ -68,6 +68,11 @@ pub(crate) fn request(
         board: Some(board_to_wire(&board)),
         goal: Some(goal),
         heuristic: heuristic as i32,
+        within: if settings.within.is_optimal() {
+            0.0
+        } else {
+            settings.within.factor()
+        },
         ..Default::default()
     })
 }
@@ -237,28 +242,7 @@ async fn solve_streamed(
 /// The answer a coordinator's response gives board `index` (its moves, or why there are none);
 /// the cost is the caller's to add.
 pub(crate) fn answer_from_response(index: usize, r: &v1::SolveResponse) -> Answer {
-    match v1::Outcome::try_from(r.outcome) {
-        Ok(v1::Outcome::Solved) => Answer::solved(index, r.moves.clone()),
-        Ok(v1::Outcome::Unsolvable) => Answer::unsolvable(index),
-        Ok(v1::Outcome::InvalidArgument) => Answer::invalid(index, r.error.clone()),
-        outcome => {
-            let reason = match outcome {
-                Ok(v1::Outcome::DeadlineExceeded) => FailReason::Deadline,
-                Ok(v1::Outcome::Cancelled) => FailReason::Cancelled,
-                _ => FailReason::Internal,
-            };
-            let why = if r.error.is_empty() {
-                "the search stopped"
-            } else {
-                &r.error
-            };
-            Answer::failed(
-                index,
-                reason,
-                format!("{why} (lower bound {})", r.lower_bound),
-            )
-        }
-    }
+    Answer::from_response(index, r)
 }
 
 /// Batch through a coordinator: up to `options.jobs` requests in flight (default 4 per core),

@@ -108,11 +108,18 @@ pub fn text_line(record: &Answer, format: Format) -> String {
         Status::Unsolvable if format == Format::Uva10181 => "This puzzle is not solvable.".into(),
         Status::Unsolvable => "unsolvable".into(),
         Status::Invalid => format!("invalid: {}", record.error.as_deref().unwrap_or("")),
-        Status::Failed => format!(
-            "failed: {}: {}",
-            record.reason.unwrap_or(crate::engine::FailReason::Internal),
-            record.error.as_deref().unwrap_or("")
-        ),
+        Status::Failed => {
+            let mut line = format!(
+                "failed: {}: {}",
+                record.reason.unwrap_or(crate::engine::FailReason::Internal),
+                record.error.as_deref().unwrap_or("")
+            );
+            if let Some(moves) = &record.moves {
+                // A deadline's best path: legal, not proven optimal.
+                line.push_str(&format!("; best path {moves}"));
+            }
+            line
+        }
     }
 }
 
@@ -321,9 +328,13 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "index,status,moves,length,nodes,millis,cached,error,reason"
+            "index,status,moves,length,optimal,lower_bound,nodes,millis,cached,error,reason"
         );
-        assert!(lines[1].starts_with("0,solved,RD,2,7,"), "{}", lines[1]);
+        assert!(
+            lines[1].starts_with("0,solved,RD,2,true,2,7,"),
+            "{}",
+            lines[1]
+        );
         assert_eq!(lines.len(), 3);
         let appended = write_all(OutputFormat::Csv, &[record(2, "L")], true);
         assert!(appended.starts_with("2,solved,L,1,"), "{appended}");

@@ -584,5 +584,6 @@ fn to_wire(a: &Assignment) -> v1::Assignment {
         node_budget: a.node_budget,
         iterate: a.iterate,
         recent_moves: moves_to_wire(&a.work.recent_moves()),
+        weight_hundredths: a.weight.hundredths(),
     }
 }

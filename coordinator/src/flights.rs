@@ -2,7 +2,7 @@
 //! bookkeeping, with no I/O. The gRPC service is a thin adapter over it; the unit tests below
 //! drive it directly, from many threads at once.
 //!
-//! - [`Flights`]: identical requests (same board, goal and heuristic) share one search, a
+//! - [`Flights`]: identical requests (same board, goal, heuristic and factor) share one search, a
 //!   *flight*. Joining, leaving and ending are each one step under one lock: when the last
 //!   waiter leaves, the flight leaves the table in the same step, so a request that comes a
 //!   moment later starts a new search instead of joining one that is being cancelled.
@@ -12,11 +12,11 @@
 //! ```
 //! use npuzzle_coordinator::flights::{Flights, Left};
 //! use npuzzle_coordinator::scheduler::JobId;
-//! use npuzzle_solver::{Board, BoardKey, Goal, HeuristicKind};
+//! use npuzzle_solver::{Board, BoardKey, Goal, HeuristicKind, Weight};
 //!
 //! let board = Board::parse("1 2 3 4 5 6 0 7 8", None).unwrap();
 //! let goal = Goal::blank_last(board.shape());
-//! let key = (BoardKey::new(&board, &goal).unwrap(), HeuristicKind::Manhattan);
+//! let key = (BoardKey::new(&board, &goal).unwrap(), HeuristicKind::Manhattan, Weight::OPTIMAL);
 //! let flights: Flights<&str> = Flights::default();
 //! let first = flights.join(key, || (JobId(1), "search #1"));
 //! let second = flights.join(key, || (JobId(2), "search #2"));
@@ -30,12 +30,13 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use npuzzle_solver::{BoardKey, HeuristicKind};
+use npuzzle_solver::{BoardKey, HeuristicKind, Weight};
 
 use crate::scheduler::JobId;
 
-/// What identical requests share: the puzzle (board and goal) and the heuristic searched with.
-pub type FlightKey = (BoardKey, HeuristicKind);
+/// What identical requests share: the puzzle (board and goal), the heuristic searched with, and
+/// the factor of optimal its answer may be (a bounded-suboptimal search is another search).
+pub type FlightKey = (BoardKey, HeuristicKind, Weight);
 
 /// The searches running now, by [`FlightKey`], each with its count of waiters.
 pub struct Flights<T> {
@@ -259,7 +260,11 @@ mod tests {
     fn key(tiles: &str, heuristic: HeuristicKind) -> FlightKey {
         let board = Board::parse(tiles, None).expect("board");
         let goal = Goal::blank_last(board.shape());
-        (BoardKey::new(&board, &goal).expect("key"), heuristic)
+        (
+            BoardKey::new(&board, &goal).expect("key"),
+            heuristic,
+            Weight::OPTIMAL,
+        )
     }
 
     const BOARD: &str = "1 2 3 4 5 6 0 7 8";

@@ -417,6 +417,8 @@ pub struct SolveBody {
     /// Search even if the answer is cached.
     #[serde(default)]
     pub skip_cache: bool,
+    /// Any path at most this factor of the optimal length will do (1 or none: optimal).
+    pub within: Option<f64>,
 }
 
 /// Tiles given as JSON (text, or an array of numbers and blank letters) as the text the CLI
@@ -476,6 +478,12 @@ impl SolveBody {
             heuristic: heuristic as i32,
             timeout_ms: self.timeout_ms.unwrap_or(0),
             skip_cache: self.skip_cache,
+            within: match self.within {
+                Some(w) => npuzzle_solver::Weight::new(w)
+                    .map_err(|e| format!("within: {e}"))?
+                    .factor(),
+                None => 0.0,
+            },
         })
     }
 }
@@ -487,8 +495,6 @@ pub(crate) struct ApiAnswer {
     /// `index` always 0: one board per request (the field keeps the CLI's shape).
     #[serde(flatten)]
     answer: Answer,
-    /// The best lower bound proven, for an answer that came too late.
-    lower_bound: u32,
     /// The heuristic of the search that found the path (`null` when none ran).
     heuristic: Option<String>,
     /// Work units, splits and requeued units of a distributed search.
@@ -501,7 +507,6 @@ impl ApiAnswer {
     fn of(answer: Answer) -> ApiAnswer {
         ApiAnswer {
             answer,
-            lower_bound: 0,
             heuristic: None,
             units: 0,
             splits: 0,
@@ -518,22 +523,7 @@ impl ApiAnswer {
     }
 
     fn from_response(r: &v1::SolveResponse) -> ApiAnswer {
-        let failed = |reason, default: &str| {
-            let why = if r.error.is_empty() {
-                default.to_string()
-            } else {
-                r.error.clone()
-            };
-            Answer::failed(0, reason, format!("{why} (lower bound {})", r.lower_bound))
-        };
-        let answer = match v1::Outcome::try_from(r.outcome) {
-            Ok(v1::Outcome::Solved) => Answer::solved(0, r.moves.clone()),
-            Ok(v1::Outcome::Unsolvable) => Answer::unsolvable(0),
-            Ok(v1::Outcome::InvalidArgument) => Answer::invalid(0, r.error.clone()),
-            Ok(v1::Outcome::DeadlineExceeded) => failed(FailReason::Deadline, "deadline exceeded"),
-            Ok(v1::Outcome::Cancelled) => failed(FailReason::Cancelled, "the search was cancelled"),
-            _ => failed(FailReason::Internal, "the search stopped"),
-        };
+        let answer = Answer::from_response(0, r);
         ApiAnswer {
             answer: Answer {
                 nodes: r.nodes,
@@ -541,7 +531,6 @@ impl ApiAnswer {
                 cached: r.cached,
                 ..answer
             },
-            lower_bound: r.lower_bound,
             heuristic: heuristic_from_wire(r.heuristic_used)
                 .ok()
                 .flatten()

@@ -120,6 +120,11 @@ pub struct Config {
     pub units_per_slot: usize,
     /// Node budget of the serial probe that keeps easy problems on the coordinator.
     pub probe_nodes: u64,
+    /// Nodes the coordinator spends, beside each search of a board of more than 9 cells, on a
+    /// legal path found fast (weighted IDA\* with its own heuristic, see
+    /// [`npuzzle_solver::Solver::quick_path`]): the search's incumbent, shown while it runs and
+    /// answered at a deadline. 0: none.
+    pub incumbent_nodes: u64,
     /// Requests that need a search (waiting or running) at most; past it `RESOURCE_EXHAUSTED`
     /// with a `retry-after-ms` hint. Cache hits, unsolvable and invalid boards are not counted.
     pub max_searches: usize,
@@ -196,6 +201,7 @@ impl Default for Config {
             cache_dir: None,
             units_per_slot: 64,
             probe_nodes: 200_000,
+            incumbent_nodes: 3_000_000,
             max_searches: 10_000,
             max_searches_per_client: 1_000,
             unavailable_after: Duration::from_secs(10),

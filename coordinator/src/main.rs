@@ -67,6 +67,10 @@ struct Args {
     /// for one. With a worker, the coordinator searches nothing.
     #[arg(long, env = "NPUZZLE_PROBE_NODES", default_value_t = Config::default().probe_nodes)]
     probe_nodes: u64,
+    /// Nodes spent on a fast legal path (the incumbent) beside each search of a board of more
+    /// than 9 cells: shown while the search runs, answered at a deadline (0: none).
+    #[arg(long, env = "NPUZZLE_INCUMBENT_NODES", default_value_t = Config::default().incumbent_nodes)]
+    incumbent_nodes: u64,
     /// Requests that need a search, waiting or running, at most; past it they get
     /// RESOURCE_EXHAUSTED with a retry-after-ms hint (cache hits are always served).
     #[arg(long, env = "NPUZZLE_MAX_SEARCHES", default_value_t = Config::default().max_searches)]
@@ -315,6 +319,7 @@ impl Args {
             cache_dir: self.cache_dir,
             units_per_slot: self.units_per_slot,
             probe_nodes: self.probe_nodes,
+            incumbent_nodes: self.incumbent_nodes,
             max_searches: self.max_searches,
             max_searches_per_client: self.max_searches_per_client,
             job_ttl: Duration::from_secs(self.job_ttl_secs),
@@ -409,6 +414,7 @@ mod tests {
             ("cache_capacity", config.cache_capacity.to_string()),
             ("units_per_slot", config.units_per_slot.to_string()),
             ("probe_nodes", config.probe_nodes.to_string()),
+            ("incumbent_nodes", config.incumbent_nodes.to_string()),
             ("max_searches", config.max_searches.to_string()),
             (
                 "max_searches_per_client",

@@ -14,6 +14,14 @@
 //! The heuristic is settled before a flight starts (see `solve.rs`). The coordinator's own
 //! searches (probe, frontier, splits, estimates) never use pattern databases; for a PDB job
 //! they use linear conflict or exact.
+//!
+//! **Never empty-handed.** Beside the search, a flight of a board of more than 9 cells looks
+//! for a legal path fast ([`Solver::quick_path`], within [`crate::Config::incumbent_nodes`]):
+//! its *incumbent*, shown to its waiters with the proven lower bound, and the answer of a
+//! request past its deadline. An incumbent no longer than the lower bound the search has proven
+//! is optimal, and ends the search before its last bound; one within the request's factor
+//! (`within`, [`Weight`]) answers a bounded-suboptimal request at once. Only proven-optimal
+//! answers are cached.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,10 +30,10 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 use npuzzle_solver::{
-    Board, BoardKey, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver,
-    UnsupportedHeuristic,
+    Board, BoardKey, Goal, HeuristicKind, Limits, Move, QuickPath, SearchOutcome, Shape, Solver,
+    UnsupportedHeuristic, Weight,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use npuzzle_proto::moves_to_wire;
 
@@ -73,6 +81,10 @@ pub(crate) enum FlightEnd {
         stats: Option<JobStats>,
         /// The heuristic of the search that found `path`.
         heuristic: HeuristicKind,
+        /// Proven optimal (always, for a flight with no factor).
+        optimal: bool,
+        /// No path is shorter (`path.len()` when `optimal`).
+        lower_bound: u32,
     },
     Cancelled {
         lower_bound: u32,
@@ -96,6 +108,10 @@ pub(crate) struct FlightState {
     pub bound_finished: bool,
     /// The current bound's nodes and forecast.
     pub bounds_seen: BoundTracker,
+    /// No path is shorter: proven by the bounds exhausted (the root's estimate at first).
+    pub lower_bound: u32,
+    /// The best legal path found so far, not proven optimal (see the module's docs).
+    pub incumbent: Option<Vec<Move>>,
     pub end: Option<FlightEnd>,
 }
 
@@ -111,6 +127,8 @@ pub(crate) struct Flight {
     pub shape: Shape,
     /// Who the search counts for when slots are shared: the client that started it.
     pub client: ClientId,
+    /// Its answer may be this factor of the optimum ([`Weight::OPTIMAL`]: none).
+    pub weight: Weight,
     pub state: watch::Sender<FlightState>,
     /// Raised when the last waiter leaves: stops the probe and any later submission.
     cancelled: Arc<AtomicBool>,
@@ -149,9 +167,11 @@ pub(crate) struct Searches {
     resumes: Mutex<HashMap<BoardKey, Checkpoint>>,
     /// The last searches to end, for the console.
     recent: Recent,
-    /// [`crate::Config::probe_nodes`] and [`crate::Config::units_per_slot`].
+    /// [`crate::Config::probe_nodes`], [`crate::Config::units_per_slot`] and
+    /// [`crate::Config::incumbent_nodes`].
     probe_nodes: u64,
     units_per_slot: usize,
+    incumbent_nodes: u64,
 }
 
 impl Searches {
@@ -173,6 +193,7 @@ impl Searches {
             recent: Recent::default(),
             probe_nodes: config.probe_nodes,
             units_per_slot: config.units_per_slot,
+            incumbent_nodes: config.incumbent_nodes,
         }
     }
 
@@ -261,7 +282,7 @@ impl Searches {
         goal: Goal,
         client: ClientId,
     ) -> WaiterGuard {
-        let heuristic = key.1;
+        let (heuristic, weight) = (key.1, key.2);
         let joined = self.flights.join(key, || {
             let (state, _) = watch::channel(FlightState::default());
             let job = JobId(self.cluster.next_id());
@@ -273,6 +294,7 @@ impl Searches {
                 heuristic,
                 shape: board.shape(),
                 client,
+                weight,
                 state,
                 cancelled: Arc::new(AtomicBool::new(false)),
             };
@@ -303,7 +325,12 @@ impl Searches {
         let end =
             tracing::Instrument::instrument(self.search(&flight, board, goal, heuristic), span)
                 .await;
-        if let FlightEnd::Solved { path, .. } = &end {
+        if let FlightEnd::Solved {
+            path,
+            optimal: true,
+            ..
+        } = &end
+        {
             if self.cache.insert(&board, &goal, path)
                 && let Some(store) = &self.store
                 && !store.save(crate::store::Answer {
@@ -337,6 +364,16 @@ impl Searches {
             Ok(s) => s,
             Err(e) => return FlightEnd::Failed(e.to_string()),
         };
+        if let Ok(h) = solver.estimate(&board) {
+            flight.state.send_modify(|s| s.lower_bound = h);
+        }
+        let incumbent = self.look_for_incumbent(flight, &solver, board);
+        let weight = flight.weight;
+        let solver = if weight.is_optimal() {
+            solver
+        } else {
+            Arc::new(Solver::clone(&solver).with_weight(weight))
+        };
         // Boards the exact tables cover are solved here at once. Everything else goes whole to a
         // worker slot (the scheduler cuts it only when slots would idle): the coordinator
         // searches nothing while a worker can. With no worker that could search it, a serial
@@ -352,7 +389,7 @@ impl Searches {
             spec.whole = false;
             spec.resume = Some(Box::new(checkpoint));
             tracing::info!(%heuristic, "resumed from a checkpoint");
-            return self.distribute(flight, spec, heuristic, 0).await;
+            return self.distribute(flight, spec, heuristic, 0, incumbent).await;
         }
         if !exact
             && self
@@ -362,7 +399,7 @@ impl Searches {
         {
             let spec = JobSpec::whole(flight.job, goal, heuristic, solver, board);
             tracing::debug!(%heuristic, "submitted whole");
-            return self.distribute(flight, spec, heuristic, 0).await;
+            return self.distribute(flight, spec, heuristic, 0, incumbent).await;
         }
         let budget = (!exact).then_some(self.probe_nodes);
         let cancel = Arc::clone(&flight.cancelled);
@@ -382,12 +419,8 @@ impl Searches {
         let probe_nodes = match probe {
             Ok(Ok(report)) => match report.outcome {
                 SearchOutcome::Solved(path) => {
-                    return FlightEnd::Solved {
-                        path,
-                        nodes: report.stats.expanded,
-                        stats: None,
-                        heuristic: own,
-                    };
+                    let bound = report.stats.iterations.last().map_or(0, |i| i.bound);
+                    return solved(path, report.stats.expanded, None, own, weight, bound);
                 }
                 SearchOutcome::Cancelled => return FlightEnd::Cancelled { lower_bound: 0 },
                 SearchOutcome::BudgetExceeded => report.stats.expanded,
@@ -409,12 +442,9 @@ impl Searches {
                 Err(e) => return FlightEnd::Failed(format!("frontier task failed: {e}")),
             };
         if let Some(path) = frontier.solved {
-            return FlightEnd::Solved {
-                path,
-                nodes: probe_nodes,
-                stats: None,
-                heuristic: own,
-            };
+            // Met breadth-first: the shortest.
+            let length = path.len() as u32;
+            return solved(path, probe_nodes, None, own, Weight::OPTIMAL, length);
         }
         let units = frontier.units.len() as u32;
         tracing::info!(units, depth = frontier.depth, %heuristic, "distributing");
@@ -429,16 +459,44 @@ impl Searches {
             resume: None,
             client: flight.client,
         };
-        self.distribute(flight, spec, heuristic, probe_nodes).await
+        self.distribute(flight, spec, heuristic, probe_nodes, incumbent)
+            .await
     }
 
-    /// Submits a job to the scheduler and follows it to its end, publishing its progress.
+    /// Starts looking for `flight`'s incumbent ([`Solver::quick_path`] with `solver`, the
+    /// coordinator's own heuristic, off the async threads): `None` for boards the coordinator
+    /// solves at once (at most 9 cells) or when [`crate::Config::incumbent_nodes`] is 0.
+    fn look_for_incumbent(
+        &self,
+        flight: &Flight,
+        solver: &Arc<Solver>,
+        board: Board,
+    ) -> Option<oneshot::Receiver<QuickPath>> {
+        if self.incumbent_nodes == 0 || HeuristicKind::Exact.supports(board.shape()) {
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        let (solver, budget) = (Arc::clone(solver), self.incumbent_nodes);
+        let cancel = Arc::clone(&flight.cancelled);
+        tokio::task::spawn_blocking(move || {
+            if let Ok(Some(quick)) = solver.quick_path(&board, budget, Some(&cancel)) {
+                crate::metrics::nodes("coordinator", quick.expanded);
+                let _ = tx.send(quick);
+            }
+        });
+        Some(rx)
+    }
+
+    /// Submits a job to the scheduler and follows it to its end, publishing its progress and
+    /// the incumbent when it comes; ends it early with the incumbent once that is proven
+    /// optimal, or within the flight's factor.
     async fn distribute(
         &self,
         flight: &Flight,
         mut spec: JobSpec,
         heuristic: HeuristicKind,
         probe_nodes: u64,
+        mut incumbent: Option<oneshot::Receiver<QuickPath>>,
     ) -> FlightEnd {
         spec.client = flight.client;
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -447,7 +505,28 @@ impl Searches {
         if flight.cancelled.load(Ordering::Acquire) {
             self.cluster.cancel(flight.job);
         }
-        while let Some(event) = rx.recv().await {
+        let weight = flight.weight;
+        // What the incumbent is known to be within, by how it was found.
+        let mut incumbent_within: Option<Weight> = None;
+        loop {
+            let event = tokio::select! {
+                event = rx.recv() => event,
+                quick = async { incumbent.as_mut().expect("guarded").await }, if incumbent.is_some() => {
+                    incumbent = None;
+                    if let Ok(quick) = quick {
+                        tracing::debug!(length = quick.path.len(), weight = %quick.weight, "incumbent");
+                        incumbent_within = Some(quick.weight);
+                        flight.state.send_modify(|s| s.incumbent = Some(quick.path));
+                    }
+                    if let Some(end) = self.settled(flight, incumbent_within, probe_nodes, heuristic) {
+                        return end;
+                    }
+                    continue;
+                }
+            };
+            let Some(event) = event else {
+                break;
+            };
             match event {
                 JobEvent::Progress {
                     bound,
@@ -455,17 +534,25 @@ impl Searches {
                     units_done,
                     units_total,
                     finished,
-                } => flight.state.send_modify(|s| {
-                    if s.bounds.last() != Some(&bound) && s.bounds.len() < MAX_BOUNDS {
-                        s.bounds.push(bound);
+                } => {
+                    flight.state.send_modify(|s| {
+                        if s.bounds.last() != Some(&bound) && s.bounds.len() < MAX_BOUNDS {
+                            s.bounds.push(bound);
+                        }
+                        s.bound = bound;
+                        s.lower_bound = s.lower_bound.max(weight.lower_bound(bound));
+                        s.nodes = nodes + probe_nodes;
+                        s.units_done = units_done;
+                        s.units_total = units_total;
+                        s.bound_finished = finished;
+                        s.bounds_seen.report(bound, nodes, finished, Instant::now());
+                    });
+                    if let Some(end) =
+                        self.settled(flight, incumbent_within, probe_nodes, heuristic)
+                    {
+                        return end;
                     }
-                    s.bound = bound;
-                    s.nodes = nodes + probe_nodes;
-                    s.units_done = units_done;
-                    s.units_total = units_total;
-                    s.bound_finished = finished;
-                    s.bounds_seen.report(bound, nodes, finished, Instant::now());
-                }),
+                }
                 JobEvent::Finished { outcome, stats } => {
                     tracing::info!(
                         nodes = stats.nodes,
@@ -475,23 +562,87 @@ impl Searches {
                         "job finished"
                     );
                     return match outcome {
-                        JobOutcome::Solved { path } => FlightEnd::Solved {
-                            path,
-                            nodes: stats.nodes + probe_nodes,
-                            stats: Some(stats),
-                            heuristic,
-                        },
-                        JobOutcome::Cancelled { lower_bound } => {
-                            FlightEnd::Cancelled { lower_bound }
+                        JobOutcome::Solved { path } => {
+                            // Found under the last bound, every one below it exhausted.
+                            let bound = stats.bounds.last().copied().unwrap_or(0);
+                            let nodes = stats.nodes + probe_nodes;
+                            solved(path, nodes, Some(stats), heuristic, weight, bound)
                         }
+                        JobOutcome::Cancelled { lower_bound } => FlightEnd::Cancelled {
+                            lower_bound: weight.lower_bound(lower_bound),
+                        },
                     };
                 }
             }
         }
         // The cluster task ended: the coordinator is shutting down.
         FlightEnd::ShuttingDown {
-            lower_bound: flight.state.borrow().bound,
+            lower_bound: flight.state.borrow().lower_bound,
         }
+    }
+
+    /// The flight's end with its incumbent, when that settles it: no longer than the lower
+    /// bound proven (optimal: all solutions share the board's parity, so the search stops
+    /// without the bound that would find it), or known to be within the flight's factor. The
+    /// job is cancelled then.
+    fn settled(
+        &self,
+        flight: &Flight,
+        within: Option<Weight>,
+        probe_nodes: u64,
+        heuristic: HeuristicKind,
+    ) -> Option<FlightEnd> {
+        let state = flight.state.borrow();
+        let path = state.incumbent.as_ref()?;
+        let length = path.len() as u32;
+        let optimal = length <= state.lower_bound;
+        let admitted = optimal
+            || flight.weight.admits(length, state.lower_bound)
+            || within.is_some_and(|w| w <= flight.weight);
+        if !admitted {
+            return None;
+        }
+        tracing::info!(
+            length,
+            lower_bound = state.lower_bound,
+            optimal,
+            "answered by the incumbent"
+        );
+        self.cluster.cancel(flight.job);
+        Some(FlightEnd::Solved {
+            path: path.clone(),
+            nodes: state.nodes.max(probe_nodes),
+            stats: None,
+            heuristic,
+            optimal,
+            lower_bound: if optimal { length } else { state.lower_bound },
+        })
+    }
+}
+
+/// A flight's end with `path`, found by a search with factor `weight` under `bound` (in the
+/// weight's units) with every bound below exhausted.
+fn solved(
+    path: Vec<Move>,
+    nodes: u64,
+    stats: Option<JobStats>,
+    heuristic: HeuristicKind,
+    weight: Weight,
+    bound: u32,
+) -> FlightEnd {
+    let length = path.len() as u32;
+    let lower_bound = if weight.is_optimal() {
+        length
+    } else {
+        weight.lower_bound(bound).min(length)
+    };
+    FlightEnd::Solved {
+        path,
+        nodes,
+        stats,
+        heuristic,
+        optimal: lower_bound == length,
+        lower_bound,
     }
 }
 

@@ -22,7 +22,9 @@ use npuzzle_proto::{
     WireError, board_from_wire, goal_from_wire, heuristic_from_wire, heuristic_to_wire,
     moves_to_wire, v1,
 };
-use npuzzle_solver::{Board, BoardKey, Goal, HeuristicKind, Shape, ShapeMismatch, Solver};
+use npuzzle_solver::{
+    BadWeight, Board, BoardKey, Goal, HeuristicKind, Shape, ShapeMismatch, Solver, Weight,
+};
 
 use tokio_util::sync::CancellationToken;
 
@@ -136,6 +138,9 @@ pub(crate) enum InvalidRequest {
     /// The goal is for another board shape.
     #[error(transparent)]
     ShapeMismatch(#[from] ShapeMismatch),
+    /// `within` is not a factor the search can take.
+    #[error("within: {0}")]
+    Within(#[from] BadWeight),
 }
 
 /// What a request ends with: a response (solved, unsolvable, cancelled, deadline passed), or
@@ -151,6 +156,8 @@ pub(crate) struct Puzzle {
     pub(crate) key: BoardKey,
     deadline: Option<Instant>,
     skip_cache: bool,
+    /// The factor of the optimum its answer may be ([`Weight::OPTIMAL`]: an optimal path).
+    within: Weight,
 }
 
 /// Where [`Pipeline::begin`] left a request.
@@ -366,6 +373,7 @@ impl Pipeline {
             Some(_) => {}
         }
         let key = BoardKey::new(&board, &goal)?;
+        let within = Weight::new(r.within)?;
         let limits = [
             transport,
             (r.timeout_ms > 0).then(|| Duration::from_millis(r.timeout_ms)),
@@ -383,6 +391,7 @@ impl Pipeline {
             key,
             deadline,
             skip_cache: r.skip_cache,
+            within,
         })
     }
 
@@ -401,9 +410,12 @@ impl Pipeline {
             crate::metrics::CACHE_MISSES
         };
         metrics::counter!(counter).increment(1);
+        // Only optimal paths are cached: one serves any factor.
         let path = found?;
         Some(v1::SolveResponse {
             length: path.len() as u32,
+            lower_bound: path.len() as u32,
+            optimal: true,
             moves: moves_to_wire(&path),
             cached: true,
             ..response(v1::Outcome::Solved)
@@ -464,9 +476,9 @@ impl Pipeline {
         let p = &search.puzzle;
         let mut heuristic = search.heuristic;
         loop {
-            let guard = self
-                .searches
-                .join((p.key, heuristic), p.board, p.goal, search.client);
+            let guard =
+                self.searches
+                    .join((p.key, heuristic, p.within), p.board, p.goal, search.client);
             joined(&guard.flight);
             match self.wait(&guard, search, &mut progress).await {
                 Waited::Answer(answer) => return answer,
@@ -537,11 +549,22 @@ impl Pipeline {
                 && now >= d
             {
                 let state = rx.borrow();
+                // The best path found so far, if any: legal, not proven optimal.
+                let incumbent = state.incumbent.as_deref().unwrap_or_default();
                 return Waited::Answer(Ok(v1::SolveResponse {
-                    lower_bound: state.bound,
+                    lower_bound: state.lower_bound,
+                    moves: moves_to_wire(incumbent),
+                    length: incumbent.len() as u32,
                     nodes: state.nodes,
                     millis: millis_since(started),
-                    error: "deadline exceeded before an optimal answer was proven".into(),
+                    error: if incumbent.is_empty() {
+                        "deadline exceeded before an answer was found".into()
+                    } else {
+                        format!(
+                            "deadline exceeded before an optimal answer was proven; the best path found has {} moves",
+                            incumbent.len()
+                        )
+                    },
                     ..response(v1::Outcome::DeadlineExceeded)
                 }));
             }
@@ -567,10 +590,14 @@ fn finish(end: &FlightEnd, started: Instant) -> Answer {
             nodes,
             stats,
             heuristic,
+            optimal,
+            lower_bound,
         } => {
             let mut r = v1::SolveResponse {
                 moves: moves_to_wire(path),
                 length: path.len() as u32,
+                optimal: *optimal,
+                lower_bound: *lower_bound,
                 nodes: *nodes,
                 millis,
                 heuristic_used: heuristic_to_wire(*heuristic) as i32,

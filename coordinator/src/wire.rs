@@ -3,7 +3,7 @@
 //! are capped), and a search's progress into `SolveStream`'s events. Boards, goals, moves and
 //! heuristics convert in `npuzzle_proto`; the pipeline's answers are already `SolveResponse`s.
 
-use npuzzle_proto::{moves_from_wire, split_next_bound_from_wire, v1};
+use npuzzle_proto::{moves_from_wire, moves_to_wire, split_next_bound_from_wire, v1};
 
 use crate::scheduler::{HandedBack, JobId, Report, TaskId, UnitResult};
 use crate::searches::{Flight, FlightState};
@@ -93,6 +93,13 @@ pub(crate) fn bound_progress(s: &FlightState) -> v1::BoundProgress {
         eta_seconds: estimate.and_then(|e| e.eta_secs),
         next_bound_predicted_nodes: estimate.and_then(|e| e.next_bound_nodes).unwrap_or(0),
         extrapolated: outlook.extrapolated,
+        lower_bound: s.lower_bound,
+        incumbent_length: s.incumbent.as_ref().map_or(0, |p| p.len() as u32),
+        incumbent_moves: s
+            .incumbent
+            .as_deref()
+            .map(moves_to_wire)
+            .unwrap_or_default(),
     }
 }
 

@@ -8,10 +8,13 @@
 //! let solved = serde_json::to_string(&Answer::solved(0, "RDL".into())).unwrap();
 //! assert_eq!(
 //!     solved,
-//!     r#"{"index":0,"status":"solved","moves":"RDL","length":3,"nodes":0,"millis":0.0,"cached":false,"error":null,"reason":null}"#
+//!     r#"{"index":0,"status":"solved","moves":"RDL","length":3,"optimal":true,"lower_bound":3,"nodes":0,"millis":0.0,"cached":false,"error":null,"reason":null}"#
 //! );
 //! let late = Answer::failed(1, FailReason::Deadline, "deadline exceeded");
 //! assert!(serde_json::to_string(&late).unwrap().contains(r#""reason":"deadline""#));
+//! // Past its deadline with the best path found (not proven optimal) and what was proven:
+//! let best = late.with_incumbent("RDL".into(), 1);
+//! assert!(serde_json::to_string(&best).unwrap().contains(r#""length":3,"optimal":false,"lower_bound":1"#));
 //! ```
 
 use std::time::Instant;
@@ -72,8 +75,14 @@ pub struct Answer {
     pub status: Status,
     /// Upper-case move letters (the blank's direction); `null` unless solved.
     pub moves: Option<String>,
-    /// Number of moves; `null` unless solved.
+    /// Number of moves; `null` unless solved (or failed at a deadline with a path found).
     pub length: Option<usize>,
+    /// True only when `moves` is proven optimal (a bounded-suboptimal answer, `--within`, may
+    /// be longer; a deadline's best path is not proven).
+    pub optimal: bool,
+    /// No path is shorter: proven by the search (`length` when `optimal`); `null` when nothing
+    /// was proven.
+    pub lower_bound: Option<u32>,
     /// Nodes expanded by the search.
     pub nodes: u64,
     /// Wall-clock time for this board, in milliseconds.
@@ -95,6 +104,8 @@ impl Answer {
             status,
             moves: None,
             length: None,
+            optimal: false,
+            lower_bound: None,
             nodes: 0,
             millis: 0.0,
             cached: false,
@@ -103,13 +114,38 @@ impl Answer {
         }
     }
 
-    /// Solved by `moves` (upper-case letters).
+    /// Solved by `moves` (upper-case letters), proven optimal.
     pub fn solved(index: usize, moves: String) -> Answer {
         Answer {
             length: Some(moves.len()),
+            lower_bound: Some(moves.len() as u32),
+            optimal: true,
             moves: Some(moves),
             ..Answer::new(index, Status::Solved)
         }
+    }
+
+    /// Solved by `moves`, which the search proved no longer than `lower_bound` allows: optimal
+    /// when they are that long, else within the factor the request asked for.
+    pub fn solved_within(index: usize, moves: String, lower_bound: u32) -> Answer {
+        let optimal = moves.len() as u32 <= lower_bound;
+        Answer {
+            optimal,
+            lower_bound: Some(lower_bound),
+            ..Answer::solved(index, moves)
+        }
+    }
+
+    /// The same (failed) record with the best path found before it stopped, not proven
+    /// optimal, and the lower bound proven.
+    pub fn with_incumbent(mut self, moves: String, lower_bound: u32) -> Answer {
+        self.lower_bound = Some(lower_bound);
+        if !moves.is_empty() {
+            self.length = Some(moves.len());
+            self.optimal = false;
+            self.moves = Some(moves);
+        }
+        self
     }
 
     /// Proven unsolvable (by parity).
@@ -132,6 +168,35 @@ impl Answer {
             error: Some(error.into()),
             ..Answer::new(index, Status::Failed)
         }
+    }
+
+    /// The answer a coordinator's response gives board `index`: its moves, with what they are
+    /// proven to be, or why there are none (the cost is the caller's to add).
+    pub fn from_response(index: usize, r: &crate::v1::SolveResponse) -> Answer {
+        use crate::v1::Outcome;
+        let outcome = Outcome::try_from(r.outcome);
+        let reason = match outcome {
+            Ok(Outcome::Solved) if r.optimal => return Answer::solved(index, r.moves.clone()),
+            Ok(Outcome::Solved) => {
+                return Answer::solved_within(index, r.moves.clone(), r.lower_bound);
+            }
+            Ok(Outcome::Unsolvable) => return Answer::unsolvable(index),
+            Ok(Outcome::InvalidArgument) => return Answer::invalid(index, r.error.clone()),
+            Ok(Outcome::DeadlineExceeded) => FailReason::Deadline,
+            Ok(Outcome::Cancelled) => FailReason::Cancelled,
+            _ => FailReason::Internal,
+        };
+        let why = if r.error.is_empty() {
+            "the search stopped"
+        } else {
+            &r.error
+        };
+        Answer::failed(
+            index,
+            reason,
+            format!("{why} (lower bound {})", r.lower_bound),
+        )
+        .with_incumbent(r.moves.clone(), r.lower_bound)
     }
 
     /// The same record with the search's cost: `nodes`, whether it came from the cache, and

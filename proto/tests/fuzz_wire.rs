@@ -167,16 +167,18 @@ fn a_request() -> impl Strategy<Value = v1::SolveRequest> {
         prop_oneof![0i32..5, any::<i32>()],
         any::<u64>(),
         any::<bool>(),
+        prop_oneof![Just(0.0), Just(1.2), any::<f64>()],
     )
-        .prop_map(
-            |(board, goal, heuristic, timeout_ms, skip_cache)| v1::SolveRequest {
+        .prop_map(|(board, goal, heuristic, timeout_ms, skip_cache, within)| {
+            v1::SolveRequest {
                 board,
                 goal,
                 heuristic,
                 timeout_ms,
                 skip_cache,
-            },
-        )
+                within,
+            }
+        })
 }
 
 proptest! {

@@ -27,23 +27,23 @@ pub const MAX_WEIGHT: f64 = 10.0;
 /// assert_eq!(w.lower_bound(80), 14); // C* >= ⌈80 / 6⌉
 /// assert!(Weight::OPTIMAL.is_optimal());
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Weight {
     num: u32,
     den: u32,
 }
 
 /// A factor a request cannot use.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BadWeight {
     #[error("the factor {0} is not a number")]
     NotANumber(String),
     #[error("the factor {0} is below 1 (1 asks for an optimal path)")]
-    BelowOne(f64),
+    BelowOne(String),
     #[error("the factor {0} is above {MAX_WEIGHT}")]
-    TooLarge(f64),
+    TooLarge(String),
     #[error("the factor {0} has more than two decimals")]
-    TooPrecise(f64),
+    TooPrecise(String),
 }
 
 impl Weight {
@@ -59,14 +59,14 @@ impl Weight {
             return Ok(Weight::OPTIMAL);
         }
         if w < 1.0 {
-            return Err(BadWeight::BelowOne(w));
+            return Err(BadWeight::BelowOne(w.to_string()));
         }
         if w > MAX_WEIGHT {
-            return Err(BadWeight::TooLarge(w));
+            return Err(BadWeight::TooLarge(w.to_string()));
         }
         let hundredths = (w * 100.0).round();
         if (hundredths - w * 100.0).abs() > 1e-6 {
-            return Err(BadWeight::TooPrecise(w));
+            return Err(BadWeight::TooPrecise(w.to_string()));
         }
         Ok(Weight::from_ratio(hundredths as u32, 100))
     }
@@ -131,6 +131,20 @@ impl Weight {
     /// `length <= w · lower_bound`.
     pub fn admits(self, length: u32, lower_bound: u32) -> bool {
         u64::from(length) * u64::from(self.den) <= u64::from(lower_bound) * u64::from(self.num)
+    }
+}
+
+/// By the factor's value (fractions in lowest terms are compared across, not field by field).
+impl Ord for Weight {
+    fn cmp(&self, other: &Weight) -> std::cmp::Ordering {
+        (u64::from(self.num) * u64::from(other.den))
+            .cmp(&(u64::from(other.num) * u64::from(self.den)))
+    }
+}
+
+impl PartialOrd for Weight {
+    fn partial_cmp(&self, other: &Weight) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -208,6 +222,15 @@ mod tests {
             Err(BadWeight::NotANumber(_))
         ));
         assert_eq!(Weight::new(0.0), Ok(Weight::OPTIMAL));
+    }
+
+    #[test]
+    fn factors_compare_by_value() {
+        let w = |s: &str| s.parse::<Weight>().expect("a factor");
+        assert!(w("3") > w("1.1"));
+        assert!(w("1.5") < w("2") && w("1.25") > w("1.2"));
+        assert!(Weight::OPTIMAL < w("1.01"));
+        assert_eq!(w("1.50").cmp(&w("1.5")), std::cmp::Ordering::Equal);
     }
 
     #[test]

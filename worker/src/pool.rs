@@ -14,7 +14,9 @@ use npuzzle_proto::{
     board_from_wire, goal_from_wire, heuristic_from_wire, last_move_from_wire, moves_from_wire,
     moves_to_wire, split_next_bound_to_wire, v1,
 };
-use npuzzle_solver::{Goal, HeuristicKind, Limits, Solver, TRAIL_MOVES, UnitOutcome, WorkUnit};
+use npuzzle_solver::{
+    Goal, HeuristicKind, Limits, Solver, TRAIL_MOVES, UnitOutcome, Weight, WorkUnit,
+};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::tables::ServedTables;
@@ -165,7 +167,7 @@ fn make_solver(
 }
 
 fn search(
-    solvers: &mut HashMap<(Goal, HeuristicKind), Solver>,
+    solvers: &mut HashMap<(Goal, HeuristicKind, Weight), Solver>,
     tables: &ServedTables,
     task: &Task,
 ) -> v1::UnitResult {
@@ -196,6 +198,14 @@ fn search(
         let trail = moves_from_wire(&recent[start..])?;
         Ok::<_, npuzzle_proto::WireError>((board, goal, kind, last, trail))
     })();
+    let weight = match Weight::from_hundredths(a.weight_hundredths) {
+        Ok(w) => w,
+        Err(e) => {
+            result.status = v1::UnitStatus::Failed as i32;
+            result.error = format!("weight_hundredths: {e}");
+            return result;
+        }
+    };
     let (board, goal, kind, last, trail) = match parsed {
         Ok(p) => p,
         Err(e) => {
@@ -205,13 +215,13 @@ fn search(
         }
     };
     // Custom goals are unbounded in number: keep this thread's tables bounded.
-    if solvers.len() >= 16 && !solvers.contains_key(&(goal, kind)) {
+    if solvers.len() >= 16 && !solvers.contains_key(&(goal, kind, weight)) {
         solvers.clear();
     }
-    let solver = match solvers.entry((goal, kind)) {
+    let solver = match solvers.entry((goal, kind, weight)) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(e) => match make_solver(goal, kind, tables) {
-            Ok(s) => e.insert(s),
+            Ok(s) => e.insert(s.with_weight(weight)),
             Err((status, error)) => {
                 result.status = status as i32;
                 result.error = error;

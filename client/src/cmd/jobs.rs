@@ -15,7 +15,7 @@ use npuzzle_client::{jobs, sink};
 use npuzzle_proto::answer::Status;
 use npuzzle_proto::security::{ClientSecurity, TlsArgs, TokenArgs};
 use npuzzle_proto::v1;
-use npuzzle_solver::{GoalSpec, Shape};
+use npuzzle_solver::{GoalSpec, Shape, Weight};
 
 use super::{LOCAL_COORDINATOR, boolish, exit_code, runtime};
 
@@ -64,6 +64,11 @@ pub(crate) struct SubmitArgs {
         value_name = "auto|md|lc|exact|pdb"
     )]
     heuristic: HeuristicChoice,
+    /// Bounded-suboptimal: any path at most W times the optimal length will do (e.g. 1.2;
+    /// 1, the default: optimal). Answers say whether a path is proven optimal (`optimal`) and
+    /// what no path is shorter than (`lower_bound`).
+    #[arg(long, env = "NPUZZLE_WITHIN", default_value = "1", value_name = "W")]
+    within: Weight,
     #[command(flatten)]
     target: JobTarget,
 }
@@ -111,6 +116,7 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         goal: args.goal,
         heuristic: args.heuristic,
         pdb_dir: None,
+        within: args.within,
     };
     let status = runtime()?.block_on(async {
         let mut client = args.target.connect().await?;

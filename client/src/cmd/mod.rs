@@ -13,7 +13,7 @@ use npuzzle_client::engine::{HeuristicChoice, Settings};
 use npuzzle_client::remote;
 use npuzzle_cluster::{ConnectError, Coordinator, LocalCluster, Options};
 use npuzzle_proto::security::{ClientSecurity, TlsArgs, TokenArgs};
-use npuzzle_solver::{GoalSpec, Shape};
+use npuzzle_solver::{GoalSpec, Shape, Weight};
 
 pub(crate) mod batch;
 pub(crate) mod bench;
@@ -58,6 +58,11 @@ pub(crate) struct BoardOptions {
         value_name = "auto|md|lc|exact|pdb"
     )]
     pub(crate) heuristic: HeuristicChoice,
+    /// Bounded-suboptimal: any path at most W times the optimal length will do (e.g. 1.2;
+    /// 1, the default: optimal). Answers say whether a path is proven optimal (`optimal`) and
+    /// what no path is shorter than (`lower_bound`).
+    #[arg(long, env = "NPUZZLE_WITHIN", default_value = "1", value_name = "W")]
+    pub(crate) within: Weight,
     /// Directory of pattern databases.
     #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
     pub(crate) pdb_dir: Option<PathBuf>,
@@ -116,6 +121,7 @@ pub(crate) fn settings(o: &BoardOptions) -> Settings {
         goal: o.goal.clone(),
         heuristic: o.heuristic,
         pdb_dir: o.pdb_dir.clone(),
+        within: o.within,
     }
 }
 

@@ -68,7 +68,17 @@ pub(crate) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
     } else {
         match record.status {
-            Status::Solved => writeln!(out, "{}", record.moves.as_deref().unwrap_or(""))?,
+            Status::Solved => {
+                writeln!(out, "{}", record.moves.as_deref().unwrap_or(""))?;
+                if !record.optimal {
+                    eprintln!(
+                        "within {} of optimal: {} moves, and no path has fewer than {}",
+                        args.options.within,
+                        record.length.unwrap_or(0),
+                        record.lower_bound.unwrap_or(0)
+                    );
+                }
+            }
             Status::Unsolvable => writeln!(out, "unsolvable")?,
             Status::Invalid => {
                 eprintln!(
@@ -76,7 +86,13 @@ pub(crate) fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
                     record.error.as_deref().unwrap_or("invalid board")
                 );
             }
-            Status::Failed => eprintln!("{}", sink::text_line(&record, Format::Lines)),
+            Status::Failed => {
+                // Past a deadline, the best path found (legal, not proven optimal) on stdout.
+                if let Some(moves) = &record.moves {
+                    writeln!(out, "{moves}")?;
+                }
+                eprintln!("{}", sink::text_line(&record, Format::Lines));
+            }
         }
     }
     Ok(exit_code(
@@ -100,8 +116,16 @@ pub(crate) fn show_bound(bar: &indicatif::ProgressBar, p: &npuzzle_proto::v1::Bo
     let eta = p
         .eta_seconds
         .map_or(String::new(), |s| format!(", ETA {s:.0} s"));
+    // The best path so far and how far it may be from optimal.
+    let best = match p.incumbent_length {
+        0 => String::new(),
+        n => format!(
+            "; best path {n} moves, gap {}",
+            n.saturating_sub(p.lower_bound)
+        ),
+    };
     bar.set_message(format!(
-        "bound {} ({} nodes{eta})",
+        "bound {} ({} nodes{eta}){best}",
         p.bound, p.nodes_in_bound
     ));
     bar.set_position((p.fraction * 1000.0) as u64);

@@ -29,7 +29,7 @@ async fn a_watched_solve_reports_each_bound_and_answers_optimally() {
         ..Settings::default()
     };
     let seen: Mutex<Vec<v1::BoundProgress>> = Mutex::new(Vec::new());
-    let tell = |p: &v1::BoundProgress| seen.lock().unwrap().push(*p);
+    let tell = |p: &v1::BoundProgress| seen.lock().unwrap().push(p.clone());
     let waiting = AtomicUsize::new(0);
     let answer = remote::solve(
         &mut client,

@@ -260,7 +260,8 @@ impl Scheduler {
                 };
                 let mut path = task.work.prefix.clone();
                 path.extend(suffix);
-                if !job.reaches_goal(&path) || path.len() as u32 > audit.bound {
+                let longest = job.weight().longest_under(audit.bound);
+                if !job.reaches_goal(&path) || path.len() as u32 > longest {
                     return self.forged(job_id, tid, worker, "an audit's path does not check out");
                 }
                 job.stats.audits_failed += 1;

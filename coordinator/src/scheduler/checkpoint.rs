@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use npuzzle_solver::{WorkUnit, moves_to_string, parse_moves};
 
 use super::audit::Claim;
-use super::job::{Job, MAX_NEXT_BOUND, valid_next_bound};
+use super::job::{Job, max_next_bound, valid_next_bound};
 use super::messages::{JobSpec, JobStats, TaskId, WorkerId};
 use super::task::{Task, TaskState, Unit, Which};
 use super::{Command, JobId, Scheduler, SchedulerConfig};
@@ -235,10 +235,11 @@ impl Job {
         config: &SchedulerConfig,
     ) -> Result<Job, BadCheckpoint> {
         let cp = checkpoint;
-        if cp.bound >= MAX_NEXT_BOUND {
+        let weight = spec.solver.weight();
+        if cp.bound >= max_next_bound(weight) {
             return Err(BadCheckpoint::Bound { bound: cp.bound });
         }
-        if !valid_next_bound(cp.next_bound, cp.bound) {
+        if !valid_next_bound(cp.next_bound, cp.bound, weight) {
             return Err(BadCheckpoint::NextBound {
                 next: cp.next_bound,
                 bound: cp.bound,

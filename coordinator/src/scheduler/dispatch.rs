@@ -102,6 +102,7 @@ impl Scheduler {
                     self.config.node_budget
                 },
                 iterate,
+                weight: job.spec.solver.weight(),
             };
             let key = (assignment.job, assignment.epoch, tid);
             if !unbudgeted {

@@ -11,17 +11,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use foldhash::{HashSet, HashSetExt};
-use npuzzle_solver::{Move, WorkUnit};
+use npuzzle_solver::{Move, Weight, WorkUnit};
 
 use super::SchedulerConfig;
 use super::audit::{Auditing, Claim};
 use super::messages::{Command, Epoch, HandedBack, JobSpec, JobStats, TaskId, WorkerId};
 use super::runnable::Entry;
 use super::task::{Layer, MAX_AHEAD, Task, TaskIds, TaskState, Unit, Which};
-
-/// The highest next bound a worker may report: a path of the deepest search plus the largest
-/// heuristic value is below it. Above it a report is forged.
-pub(super) const MAX_NEXT_BOUND: u32 = 2 * npuzzle_solver::MAX_DEPTH as u32;
 
 /// How far above a bound a search from the root finds its next. The next bound is the least
 /// `f = g + h` of a child pruned below a node with `f <= bound`, and one move raises `g` by 1
@@ -32,9 +28,24 @@ pub(super) const MAX_NEXT_BOUND: u32 = 2 * npuzzle_solver::MAX_DEPTH as u32;
 /// costs one repeated iteration), so that inflated reports skip no bound that holds an answer.
 pub(super) const MAX_BOUND_STEP: u32 = 4;
 
-/// Whether `next` can be an honest next bound above `bound` (`u32::MAX`: none met).
-pub(super) fn valid_next_bound(next: u32, bound: u32) -> bool {
-    next == u32::MAX || (next > bound && next <= MAX_NEXT_BOUND)
+/// Whether `next` can be an honest next bound above `bound` (`u32::MAX`: none met), for a job
+/// of factor `weight` (its bounds in [`Weight::f`]'s units).
+pub(super) fn valid_next_bound(next: u32, bound: u32, weight: Weight) -> bool {
+    next == u32::MAX || (next > bound && next <= max_next_bound(weight))
+}
+
+/// The highest next bound a worker may report for a job of factor `weight`: a path of the
+/// deepest search plus the largest heuristic value is below it (`2 × MAX_DEPTH` for an optimal
+/// search). Above it a report is forged.
+pub(super) fn max_next_bound(weight: Weight) -> u32 {
+    let depth = npuzzle_solver::MAX_DEPTH as u32;
+    weight.f(depth, depth)
+}
+
+/// [`MAX_BOUND_STEP`] in the units of a job of factor `weight`: one move, `g` by 1 and `h` by
+/// at most 3.
+pub(super) fn max_bound_step(weight: Weight) -> u32 {
+    weight.f(1, MAX_BOUND_STEP - 1)
 }
 
 /// The least growth of nodes from one bound to the next assumed for predictions, and the most.
@@ -558,7 +569,9 @@ impl Job {
         }
         if self.ahead.len() == k {
             let step = match self.stats.bounds[..] {
-                [.., before, last] if last > before => (last - before).min(MAX_BOUND_STEP),
+                [.., before, last] if last > before => {
+                    (last - before).min(max_bound_step(self.weight()))
+                }
                 _ => 2,
             };
             let below = self.ahead.last().map_or(self.now.bound, |l| l.bound);
@@ -620,6 +633,24 @@ impl Job {
             taken_back += t;
         }
         (asked, taken_back)
+    }
+
+    /// The job's factor ([`Weight::OPTIMAL`] for an optimal search): its bounds are on
+    /// [`Weight::f`].
+    pub(super) fn weight(&self) -> Weight {
+        self.spec.solver.weight()
+    }
+
+    /// Whether a path of `length` moves found under `bound` (every bound below exhausted) is
+    /// what an honest search finds: exactly the bound for an optimal search (IDA* finds a path
+    /// under the first bound that admits one), at most the bound's longest for a weighted one.
+    pub(super) fn honest_length(&self, length: u32, bound: u32) -> bool {
+        let weight = self.weight();
+        if weight.is_optimal() {
+            length == bound
+        } else {
+            length <= weight.longest_under(bound)
+        }
     }
 
     /// Whether `path` from the root reaches the goal.

@@ -163,6 +163,8 @@ pub struct Assignment {
     pub node_budget: u64,
     /// Search bound after bound from `bound` (a whole job), not just `bound`.
     pub iterate: bool,
+    /// The job's factor: `bound` is on `den·g + num·h` ([`npuzzle_solver::Weight::f`]).
+    pub weight: npuzzle_solver::Weight,
 }
 
 /// One unsearched subtree a worker handed back: its moves from the assignment's board, and its

@@ -146,7 +146,7 @@ pub use messages::{
 use ask_index::AskIndex;
 use audit::{Auditing, MAX_LIE_RESTARTS};
 use index::{FreeWorkers, Visits};
-use job::{Grain, Job, MAX_BOUND_STEP};
+use job::{Grain, Job, max_bound_step};
 use members::Worker;
 use reports::Reported;
 use runnable::Runnable;
@@ -595,10 +595,11 @@ impl Scheduler {
         job.bound_nodes.push(total);
         // Every task exhausted the bound, so no solution is that short: the next bound is at
         // least one more, whatever was reported, and at most MAX_BOUND_STEP more.
+        let step = max_bound_step(job.weight());
         let next = job
             .now
             .next_bound
-            .clamp(job.now.bound + 1, job.now.bound + MAX_BOUND_STEP);
+            .clamp(job.now.bound + 1, job.now.bound + step);
         let claims = std::mem::take(&mut job.now.claims);
         job.deferred = std::mem::take(&mut job.now.probation_claims);
         let audits = self.audits_of(job_id, claims, |c| c.bound.unwrap_or(next - 1), false);
@@ -746,7 +747,9 @@ impl Scheduler {
             return Vec::new();
         };
         let mut commands = Vec::new();
-        if next >= npuzzle_solver::MAX_DEPTH as u32 && job.lies_seen < MAX_LIE_RESTARTS {
+        // The least length the bound proves (the bound itself for an optimal search).
+        let past_deepest = job.weight().lower_bound(next) >= npuzzle_solver::MAX_DEPTH as u32;
+        if past_deepest && job.lies_seen < MAX_LIE_RESTARTS {
             // Every board searched here is solvable (parity is checked before), and none of
             // the shapes served needs that many moves: some report on the way was false.
             tracing::warn!(
@@ -757,7 +760,7 @@ impl Scheduler {
             job.lies_seen += 1;
             return self.restart(job_id);
         }
-        if next >= npuzzle_solver::MAX_DEPTH as u32 {
+        if past_deepest {
             // No path within the deepest bound the search can hold.
             let lower_bound = job.now.bound;
             let Some(job) = self.retire(job_id) else {

@@ -8,7 +8,7 @@ use npuzzle_solver::{HeuristicKind, Move};
 
 use super::Scheduler;
 use super::audit::{AuditOf, Auditing, MAX_LIE_RESTARTS, Scrutiny};
-use super::job::{MAX_BOUND_STEP, valid_next_bound};
+use super::job::{max_bound_step, valid_next_bound};
 use super::messages::{
     Command, DisconnectReason, HandedBack, JobId, JobOutcome, Report, TaskId, WorkerId,
 };
@@ -93,11 +93,12 @@ impl Scheduler {
         };
         let len = path.len() as u32;
         let bounds: Vec<u32> = r.iterations.iter().map(|&(b, _)| b).collect();
+        let step = max_bound_step(job.weight());
         let within = bounds.first().is_some_and(|&b| b >= job.now.bound)
             && bounds
                 .windows(2)
-                .all(|w| w[0] < w[1] && w[1] - w[0] <= MAX_BOUND_STEP)
-            && bounds.last() == Some(&len);
+                .all(|w| w[0] < w[1] && w[1] - w[0] <= step)
+            && bounds.last().is_some_and(|&b| job.honest_length(len, b));
         if !within {
             return self.forged(
                 r.job,
@@ -106,7 +107,11 @@ impl Scheduler {
                 "rejected a path that does not check out",
             );
         }
-        let held = r.scrutiny.audited() && len > job.floor && self.can_audit(job, r.worker);
+        // A bounded-suboptimal answer claims no optimum for an audit to check.
+        let held = r.scrutiny.audited()
+            && job.weight().is_optimal()
+            && len > job.floor
+            && self.can_audit(job, r.worker);
         if held {
             // Hold the answer until another worker finds nothing shorter.
             self.unindex_job(r.job);
@@ -148,7 +153,8 @@ impl Scheduler {
             return Vec::new();
         };
         let len = path.len() as u32;
-        if len < bound && job.lies_seen < MAX_LIE_RESTARTS {
+        let optimal = job.weight().is_optimal();
+        if optimal && len < bound && job.lies_seen < MAX_LIE_RESTARTS {
             // A real path under a bound that every task of an earlier bound said held
             // none: one of those reports was false, not this one. Start over, auditing
             // every report, rather than drop the worker that found it.
@@ -163,7 +169,7 @@ impl Scheduler {
             job.reporters.insert(r.worker);
             return self.restart(r.job);
         }
-        if len != bound {
+        if !job.honest_length(len, bound) {
             return self.forged(
                 r.job,
                 r.task,
@@ -202,7 +208,14 @@ impl Scheduler {
             // Before the answer is relied on: the last bound's reports of workers on
             // probation, searched again under one below it by others.
             let deferred = std::mem::take(&mut job.deferred);
-            let audits = self.audits_of(job_id, deferred, |_| len.saturating_sub(1), true);
+            // Nothing shorter than the answer (an optimal one); nothing under its bound (a
+            // weighted one, whose length is not its bound).
+            let below = if job.weight().is_optimal() {
+                len.saturating_sub(1)
+            } else {
+                job.now.bound.saturating_sub(1)
+            };
+            let audits = self.audits_of(job_id, deferred, |_| below, true);
             if !audits.is_empty() {
                 // The bound's other tasks run on unheeded (their epoch is over).
                 self.unindex_job(job_id);
@@ -244,7 +257,7 @@ impl Scheduler {
         // `u32::MAX` is honest: every path below the unit repeats a preferred move
         // sequence before it passes the bound, and the search skips those. Such a
         // report is audited under the job's next bound, as any other.
-        if !valid_next_bound(next_bound, bound) {
+        if !valid_next_bound(next_bound, bound, job.weight()) {
             return self.forged(
                 r.job,
                 r.task,
@@ -296,12 +309,13 @@ impl Scheduler {
             return Vec::new();
         };
         let claimed_bound = if r.iterate {
-            bound >= layer_bound && bound < npuzzle_solver::MAX_DEPTH as u32
+            bound >= layer_bound
+                && job.weight().lower_bound(bound) < npuzzle_solver::MAX_DEPTH as u32
         } else {
             bound == layer_bound
         };
         if !claimed_bound
-            || !valid_next_bound(next_bound, bound)
+            || !valid_next_bound(next_bound, bound, job.weight())
             || pieces.len() > 4 * npuzzle_solver::MAX_DEPTH
         {
             return self.forged(

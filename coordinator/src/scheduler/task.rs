@@ -310,7 +310,7 @@ impl Unit {
     }
 
     pub(super) fn new(work: WorkUnit, solver: &Solver, last_nodes: u64) -> Unit {
-        let f = solver.unit_lower_bound(&work).unwrap_or(work.g);
+        let f = solver.unit_bound(&work).unwrap_or(work.g);
         Unit::with_f(Arc::new(work), f, last_nodes)
     }
 

@@ -133,6 +133,7 @@ fn a_task_above_the_last_traced_bound_searches_its_subtree_grown_not_nothing() {
         heuristic: HeuristicKind::LinearConflict,
         bound: above,
         node_budget: 0,
+        weight: npuzzle_solver::Weight::OPTIMAL,
         iterate: false,
     };
     // Searched whole: the subtree's nodes at the last bound, grown by one step.

@@ -155,27 +155,33 @@ fn request() -> impl Strategy<Value = v1::SolveRequest> {
                 prop::option::of((prop_oneof![3 => 0i32..3, 1 => any::<i32>()], tiles(n))),
                 prop_oneof![3 => 0i32..5, 1 => any::<i32>()],
                 prop_oneof![Just(0u64), Just(u64::MAX), 1u64..50],
-                any::<bool>(),
+                (
+                    any::<bool>(),
+                    prop_oneof![3 => Just(0.0), 1 => Just(1.5), 1 => any::<f64>()],
+                ),
             )
         })
         .prop_map(
-            |((width, height), tiles, goal, heuristic, timeout_ms, skip_cache)| v1::SolveRequest {
-                board: Some(v1::Board {
-                    width,
-                    height,
-                    tiles,
-                }),
-                goal: goal.map(|(kind, tiles)| v1::Goal {
-                    kind,
-                    tiles: if kind == v1::GoalKind::Custom as i32 {
-                        tiles
-                    } else {
-                        Vec::new()
-                    },
-                }),
-                heuristic,
-                timeout_ms,
-                skip_cache,
+            |((width, height), tiles, goal, heuristic, timeout_ms, (skip_cache, within))| {
+                v1::SolveRequest {
+                    board: Some(v1::Board {
+                        width,
+                        height,
+                        tiles,
+                    }),
+                    goal: goal.map(|(kind, tiles)| v1::Goal {
+                        kind,
+                        tiles: if kind == v1::GoalKind::Custom as i32 {
+                            tiles
+                        } else {
+                            Vec::new()
+                        },
+                    }),
+                    heuristic,
+                    timeout_ms,
+                    skip_cache,
+                    within,
+                }
             },
         )
 }

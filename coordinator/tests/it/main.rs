@@ -5,6 +5,7 @@
 
 mod common;
 
+mod anytime;
 mod audit;
 mod auto_fallback;
 mod cache_and_dedup;

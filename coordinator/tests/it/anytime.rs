@@ -1,0 +1,151 @@
+//! Never empty-handed (issue 50): a deadline answers with the best legal path found and what
+//! was proven; a request with a factor (`within`) gets a path within it; the stream shows the
+//! incumbent; an optimal request never gets a path that is not proven optimal, from the search
+//! or from the cache.
+
+use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
+use npuzzle_proto::v1;
+use npuzzle_proto::v1::solve_event::Event;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_answers_with_a_legal_path_and_the_lower_bound_proven() {
+    let mut cluster = TestCluster::start(eager_config()).await;
+    cluster.add_worker(1).await;
+    let mut client = cluster.client().await;
+    // Korf #88 takes minutes: the deadline comes first, the incumbent long before it.
+    let (_, optimal, tiles) = korf(&[88]).remove(0);
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.timeout_ms = 1500;
+    let r = client.solve(req).await.unwrap().into_inner();
+    assert_eq!(r.outcome, v1::Outcome::DeadlineExceeded as i32, "{r:?}");
+    assert!(!r.optimal, "{r:?}");
+    assert!(replays_to_blank_first(&tiles, &r.moves), "{r:?}");
+    assert_eq!(r.length as usize, r.moves.len());
+    assert!(r.length as usize >= optimal, "{r:?}");
+    assert!(
+        r.lower_bound > 0 && r.lower_bound as usize <= optimal,
+        "{r:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_with_a_factor_gets_a_path_within_it() {
+    let mut cluster = TestCluster::start(eager_config()).await;
+    cluster.add_worker(2).await;
+    let mut client = cluster.client().await;
+    for (within, id) in [(3.0, 88), (1.5, 42), (1.1, 42), (1.25, 79)] {
+        let (_, optimal, tiles) = korf(&[id]).remove(0);
+        let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+        req.within = within;
+        req.skip_cache = true;
+        let r = client.solve(req).await.unwrap().into_inner();
+        assert_eq!(
+            r.outcome,
+            v1::Outcome::Solved as i32,
+            "#{id} w={within}: {r:?}"
+        );
+        assert!(replays_to_blank_first(&tiles, &r.moves), "#{id}: {r:?}");
+        let length = r.length as usize;
+        assert!(
+            length >= optimal && length as f64 <= within * optimal as f64,
+            "#{id} w={within}: {length} moves, optimum {optimal}"
+        );
+        assert!(r.lower_bound as usize <= optimal, "#{id}: {r:?}");
+        if r.optimal {
+            assert_eq!(length, optimal, "#{id}: claimed optimal");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_optimal_request_is_never_answered_by_a_bounded_answer_from_the_cache() {
+    let mut cluster = TestCluster::start(eager_config()).await;
+    cluster.add_worker(2).await;
+    let mut client = cluster.client().await;
+    let (_, optimal, tiles) = korf(&[42]).remove(0);
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.within = 3.0;
+    let bounded = client.solve(req).await.unwrap().into_inner();
+    assert_eq!(bounded.outcome, v1::Outcome::Solved as i32, "{bounded:?}");
+    let r = client
+        .solve(request(&tiles, v1::GoalKind::BlankFirst))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((r.length as usize, r.optimal), (optimal, true), "{r:?}");
+    assert!(replays_to_blank_first(&tiles, &r.moves));
+    // Now the optimal path is cached, and it serves any factor.
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.within = 2.0;
+    let cached = client.solve(req).await.unwrap().into_inner();
+    assert!(cached.cached && cached.optimal, "{cached:?}");
+    assert_eq!(cached.length as usize, optimal);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_shows_the_incumbent_with_its_gap_until_the_deadline() {
+    let mut cluster = TestCluster::start(eager_config()).await;
+    cluster.add_worker(2).await;
+    let mut client = cluster.client().await;
+    // Korf #88 takes minutes: the incumbent comes long before the deadline, the answer never.
+    let (_, optimal, tiles) = korf(&[88]).remove(0);
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.timeout_ms = 2500;
+    let mut stream = client.solve_stream(req).await.unwrap().into_inner();
+    let mut events = Vec::new();
+    while let Some(e) = stream.message().await.unwrap() {
+        events.push(e.event.unwrap());
+    }
+    let bounds: Vec<&v1::BoundProgress> = (events.iter())
+        .filter_map(|e| match e {
+            Event::Bound(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    let with_incumbent: Vec<&&v1::BoundProgress> =
+        bounds.iter().filter(|b| b.incumbent_length > 0).collect();
+    assert!(!with_incumbent.is_empty(), "{bounds:?}");
+    for b in &with_incumbent {
+        assert!(replays_to_blank_first(&tiles, &b.incumbent_moves), "{b:?}");
+        assert_eq!(b.incumbent_length as usize, b.incumbent_moves.len());
+        assert!(b.incumbent_length as usize >= optimal);
+        assert!(b.lower_bound <= b.incumbent_length, "{b:?}");
+    }
+    // The lower bound never falls and never passes the optimum.
+    assert!(
+        bounds
+            .windows(2)
+            .all(|w| w[0].lower_bound <= w[1].lower_bound)
+    );
+    assert!(bounds.iter().all(|b| b.lower_bound as usize <= optimal));
+    let Some(Event::Result(r)) = events.last() else {
+        panic!("no result: {events:?}")
+    };
+    assert_eq!(r.outcome, v1::Outcome::DeadlineExceeded as i32, "{r:?}");
+    assert!(
+        !r.optimal && replays_to_blank_first(&tiles, &r.moves),
+        "{r:?}"
+    );
+    let last = bounds.last().expect("progress");
+    assert!(r.lower_bound >= last.lower_bound, "{r:?}");
+    assert!(r.length <= with_incumbent[0].incumbent_length, "{r:?}");
+}
+
+/// An easy board: its search ends optimal whether or not the incumbent came first, and says
+/// so (`optimal`, `lower_bound` equal to the length).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_optimal_answer_says_it_is_proven() {
+    let mut cluster = TestCluster::start(eager_config()).await;
+    cluster.add_worker(2).await;
+    let mut client = cluster.client().await;
+    for (_, optimal, tiles) in korf(&[42, 79, 55]) {
+        let r = client
+            .solve(request(&tiles, v1::GoalKind::BlankFirst))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!((r.length as usize, r.optimal), (optimal, true), "{r:?}");
+        assert_eq!(r.lower_bound as usize, optimal);
+        assert!(replays_to_blank_first(&tiles, &r.moves));
+    }
+}
