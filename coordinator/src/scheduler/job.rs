@@ -609,9 +609,9 @@ impl Job {
         queued
     }
 
-    /// Its running tasks asked back and not yet answered (counted in [`Scheduler::asked_out`]),
-    /// and its tasks sent ahead being taken back (counted in [`Scheduler::revoking`]), in every
-    /// layer.
+    /// Its running tasks asked back and not yet answered, and its tasks sent ahead being taken
+    /// back, in every layer: its part of the asks out that
+    /// [`Asks`](super::asks::Asks) counts.
     pub(super) fn asked_out(&self) -> (usize, usize) {
         let (mut asked, mut taken_back) = self.now.asked_out();
         for layer in &self.ahead {
