@@ -345,7 +345,7 @@ impl Scheduler {
         };
         match task.state {
             TaskState::Pending => job.now.queue.retain(|&t| t != tid),
-            TaskState::Running { .. } => job.running -= 1,
+            TaskState::Running { .. } => job.task_back(),
             TaskState::Done => return Vec::new(),
         }
         job.task_done(Which::Now, tid);

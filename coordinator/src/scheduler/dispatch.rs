@@ -88,8 +88,8 @@ impl Scheduler {
                 (task.work.clone(), task.audit, task.unbudgeted, task.iterate);
             // Its place in the ask-back indexes, while the task is at hand.
             let ask = ask_key(job_id, which, tid, task);
-            let first = job.running == 0;
-            job.running += 1;
+            let first = job.running() == 0;
+            job.task_out();
             let assignment = Assignment {
                 job: job.spec.id,
                 epoch,
@@ -196,13 +196,13 @@ impl Scheduler {
         self.visits.add(self.jobs.len());
         self.jobs
             .iter()
-            .filter(|&(&id, j)| id != starving && j.spec.client == from && j.running > job_share)
+            .filter(|&(&id, j)| id != starving && j.spec.client == from && j.running() > job_share)
             .filter(|(_, j)| {
                 j.preempted_at
                     .zip(now)
                     .is_none_or(|(at, now)| now.saturating_duration_since(at) >= slice)
             })
-            .max_by_key(|&(&id, j)| (j.running, std::cmp::Reverse(id)))
+            .max_by_key(|&(&id, j)| (j.running(), std::cmp::Reverse(id)))
             .map(|(&id, _)| id)
     }
 

@@ -66,8 +66,9 @@ pub(super) struct Job {
     /// `k`: returned once every bound below it is exhausted everywhere (when that layer becomes
     /// the current bound's).
     pub(super) candidate: Option<(Vec<Move>, WorkerId, usize)>,
-    /// Running tasks, of every layer.
-    pub(super) running: usize,
+    /// Running tasks, of every layer (sent ahead and not started included): changed only by
+    /// [`Job::task_out`] and [`Job::task_back`], and recounted when layers are replaced.
+    running: usize,
     /// Nodes of the results of the layers ahead so far (in `stats.nodes` too): the bounds
     /// after the current one, not the current one, in progress reports.
     pub(super) early_nodes: u64,
@@ -393,6 +394,26 @@ impl Job {
         while let Some(layer) = self.ahead.pop() {
             self.recycle(layer);
         }
+    }
+
+    /// Its tasks out on workers (running, or sent ahead and not started), in every layer.
+    pub(super) fn running(&self) -> usize {
+        self.running
+    }
+
+    /// One of its tasks went out to a worker.
+    pub(super) fn task_out(&mut self) {
+        self.running += 1;
+    }
+
+    /// One of its tasks out is back: answered, given up, or its worker gone.
+    pub(super) fn task_back(&mut self) {
+        debug_assert!(
+            self.running > 0,
+            "job {}: a task back that was not out",
+            self.spec.id
+        );
+        self.running -= 1;
     }
 
     /// Its tasks running in every layer, counted (what `running` keeps).

@@ -221,7 +221,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
-        let (client, running, queued) = (job.spec.client, job.running, job.has_queued());
+        let (client, running, queued) = (job.spec.client, job.running(), job.has_queued());
         self.runnable
             .update(client, id, &mut job.runnable, running, queued);
     }
@@ -359,7 +359,11 @@ impl Scheduler {
         }
         let (mut asked_out, mut revoking) = (0, 0);
         for (id, job) in &self.jobs {
-            assert_eq!(job.running, job.running_tasks(), "job {id}'s running tasks");
+            assert_eq!(
+                job.running(),
+                job.running_tasks(),
+                "job {id}'s running tasks"
+            );
             let (asked, taken_back) = job.asked_out();
             asked_out += asked;
             revoking += taken_back;

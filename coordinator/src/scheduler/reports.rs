@@ -131,7 +131,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&result.job) else {
             return Vec::new();
         };
-        job.running -= 1;
+        job.task_back();
         let Some(which) = job.which(result.epoch, result.task) else {
             return Vec::new();
         };

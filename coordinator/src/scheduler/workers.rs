@@ -129,7 +129,7 @@ impl Scheduler {
                 task.state = TaskState::Pending;
                 // Back at the end: requeued tasks go out next.
                 layer.queue.push_back(tid);
-                job.running -= 1;
+                job.task_back();
                 job.stats.requeued += 1;
             }
         }
