@@ -15,7 +15,7 @@ use std::collections::hash_map::Entry;
 
 use foldhash::HashMap;
 
-use super::index::AskKey;
+use super::asks::AskKey;
 use super::messages::{JobId, TaskId};
 
 /// Entries at most in the heap, stale included, before it is rebuilt: twice the live ones
@@ -121,7 +121,7 @@ impl AskIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::index::ask_key_of;
+    use crate::scheduler::asks::ask_key_of;
 
     fn key(size: f64, job: u64, task: u32) -> AskKey {
         ask_key_of(0, size, JobId(job), TaskId(task))

@@ -175,8 +175,8 @@ impl Scheduler {
     ) -> Scrutiny {
         let on_probation = self.config.audit_fraction > 0.0
             && self
-                .workers
-                .get(&worker)
+                .members
+                .get(worker)
                 .is_some_and(|w| w.confirmed < self.config.probation);
         let suspect = self.jobs.get(&job_id).is_some_and(|j| j.lies_seen > 0);
         let sampled = suspect || audit_pick(&self.config, job_id, epoch, tid);
@@ -224,13 +224,13 @@ impl Scheduler {
     pub(super) fn can_audit(&self, job: &Job, reporter: WorkerId) -> bool {
         let shape = job.spec.root.shape();
         // Once per reporter at a bound's end or an answer, not per event.
-        self.visits.add(self.workers.len());
+        self.visits.add(self.members.len());
         // A claim restored from a checkpoint names no live worker, and its reporter may well
         // be connected again (a worker rejoins a restarted coordinator as a new member): it is
         // audited only where two workers could search it, so that a lone worker is not made to
         // check its own reports, which it could not before the restart either.
         let needed = if reporter == RESTORED_REPORTER { 2 } else { 1 };
-        let able = self.workers.iter().filter(|&(&id, w)| {
+        let able = self.members.iter().filter(|&(id, w)| {
             id != reporter && w.good > 0 && w.capabilities.can_search(job.spec.heuristic, shape)
         });
         able.take(needed).count() == needed
@@ -346,7 +346,7 @@ impl Scheduler {
         };
         match task.state {
             TaskState::Pending => job.now.queue.retain(|&t| t != tid),
-            TaskState::Running { .. } => job.running -= 1,
+            TaskState::Running { .. } => job.task_back(),
             TaskState::Done => return Vec::new(),
         }
         job.task_done(Which::Now, tid);

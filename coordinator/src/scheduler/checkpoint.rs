@@ -18,22 +18,21 @@
 //! A task done but kept for an audit is saved as its claim, not as a task: the audit checks
 //! its report as it would have. Running tasks are saved as not done, so a restart would lose
 //! what they searched: before each checkpoint the tasks that have run for a checkpoint period
-//! are asked for the rest of their bound ([`Scheduler::ask_back_for_checkpoint`]), and what
+//! are asked for the rest of their bound ([`Scheduler::ask_back_for_checkpoint`](super::Scheduler::ask_back_for_checkpoint)), and what
 //! they hand back is saved. A resume thus loses what was searched since the checkpoint, by
 //! tasks running then. A job searched whole on one slot is cut by that same ask: until then it
 //! has no checkpoint (its worker reports its bounds only when it ends or is cut).
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use npuzzle_solver::{WorkUnit, moves_to_string, parse_moves};
 
+use super::SchedulerConfig;
 use super::audit::Claim;
 use super::job::{Job, max_next_bound, valid_next_bound};
-use super::messages::{JobSpec, JobStats, TaskId, WorkerId};
+use super::messages::{JobSpec, JobStats, WorkerId};
 use super::task::{Task, TaskState, Unit, Which};
-use super::{Command, JobId, Scheduler, SchedulerConfig};
 
 /// The reporter of every claim restored from a checkpoint: no worker has this id (the
 /// coordinator numbers its members from 1).
@@ -119,44 +118,6 @@ fn entry(what: &'static str, index: usize, why: impl Into<String>) -> BadCheckpo
         what,
         index,
         why: why.into(),
-    }
-}
-
-impl Scheduler {
-    /// Before a checkpoint of job `id`: its tasks running for `older_than` or longer (by the
-    /// time `now`) are asked for the rest of their bound at once, so that the checkpoint
-    /// taken once they have answered keeps what they searched (a running task's work is lost
-    /// by a restart; a handed-back one's is not). Audits and tasks sent ahead are left alone. A task searched whole
-    /// is asked too: the job is then cut, and can be checkpointed.
-    pub fn ask_back_for_checkpoint(
-        &mut self,
-        id: JobId,
-        older_than: Duration,
-        now: Instant,
-    ) -> Vec<Command> {
-        self.clock = Some(now);
-        let Some(job) = self.jobs.get(&id) else {
-            return Vec::new();
-        };
-        self.visits.add(job.now.tasks.len());
-        let old: Vec<(TaskId, WorkerId)> = (job.now.tasks.iter().enumerate())
-            // Audits, and tasks sent ahead and not started (nothing searched to keep).
-            .filter(|(_, t)| t.audit.is_none() && !t.queued)
-            .filter(|(_, t)| {
-                t.since
-                    .is_some_and(|s| now.saturating_duration_since(s) >= older_than)
-            })
-            .filter_map(|(i, t)| match t.state {
-                TaskState::Running {
-                    worker,
-                    asked_back: false,
-                } => Some((job.now.id(i), worker)),
-                _ => None,
-            })
-            .collect();
-        old.into_iter()
-            .filter_map(|(tid, worker)| self.ask(id, tid, worker, 0))
-            .collect()
     }
 }
 

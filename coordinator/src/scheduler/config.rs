@@ -4,7 +4,7 @@
 //! [`SchedulerConfig::validate`], which refuses settings no scheduler can work with and says
 //! which and why, as raft-rs's `Config::validate` does. Every field says
 //! what it bounds and why; the rules that use them live with the state they govern (budgets and
-//! splitting in `job.rs`, leases and trust in `members.rs`, audits in `audit.rs`).
+//! splitting in `job.rs`, trust in `members.rs`, leases in `workers.rs`, audits in `audit.rs`).
 
 use std::time::Duration;
 

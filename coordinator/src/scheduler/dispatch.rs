@@ -5,13 +5,17 @@
 //! back for the rest of their bound (the largest first). A newcomer's tasks are asked like any
 //! other's; one still running past [`SchedulerConfig::newcomer_patience`] while slots idle is
 //! asked back at the next tick ([`Scheduler::check_held`]), so that a worker that holds units
-//! is found out.
+//! is found out. Before a checkpoint, the tasks running long are asked back too
+//! ([`Scheduler::ask_back_for_checkpoint`]). The tasks to ask come from the `Asks` part, the
+//! slots to fill from the `Members` part.
 //!
 //! [`SchedulerConfig::prefetch`]: super::SchedulerConfig::prefetch
 //! [`SchedulerConfig::newcomer_patience`]: super::SchedulerConfig::newcomer_patience
 
+use std::time::{Duration, Instant};
+
 use super::Scheduler;
-use super::index::{AskKey, ask_key};
+use super::asks::{AskKey, ask_key};
 use super::messages::{Assignment, ClientId, Command, JobId, TaskId, WorkerId};
 use super::task::TaskState;
 
@@ -27,11 +31,9 @@ impl Scheduler {
         if self.runnable.is_empty() {
             return None;
         }
-        let free = self.free.order.iter().map(|&(_, _, wid)| wid);
-        let ahead = self.free.ahead.iter().map(|&(_, wid)| wid);
-        free.chain(ahead).find_map(|wid| {
+        self.members.free().fill_order().find_map(|wid| {
             self.visits.add(1);
-            let w = self.workers.get(&wid)?;
+            let w = self.members.get(wid)?;
             self.runnable.jobs().find_map(|jid| {
                 self.visits.add(1);
                 let j = self.jobs.get(&jid)?;
@@ -71,7 +73,7 @@ impl Scheduler {
             let Some(tid) = layer.pop() else { break };
             let (epoch, bound) = (layer.epoch, layer.bound);
             // No slot of its free: it queues the task and starts it when one frees.
-            let ahead = self.workers.get(&wid).is_some_and(|w| w.free_slots() == 0);
+            let ahead = self.members.get(wid).is_some_and(|w| w.free_slots() == 0);
             let Some(task) = layer.get_mut(tid) else {
                 break;
             };
@@ -86,8 +88,8 @@ impl Scheduler {
                 (task.work.clone(), task.audit, task.unbudgeted, task.iterate);
             // Its place in the ask-back indexes, while the task is at hand.
             let ask = ask_key(job_id, which, tid, task);
-            let first = job.running == 0;
-            job.running += 1;
+            let first = job.running() == 0;
+            job.task_out();
             let assignment = Assignment {
                 job: job.spec.id,
                 epoch,
@@ -106,15 +108,15 @@ impl Scheduler {
             };
             let key = (assignment.job, assignment.epoch, tid);
             if !unbudgeted {
-                self.index_key(ask, ahead);
+                self.asks.insert(ask, ahead);
             }
-            self.update_worker(wid, |w| {
+            self.members.update(wid, |w| {
                 w.outstanding.insert(key);
                 if ahead {
                     w.queued.push_back(key);
                 }
             });
-            self.hold(job_id, wid);
+            self.members.hold(job_id, wid);
             self.totals.units_assigned += 1;
             commands.push(Command::Assign {
                 worker: wid,
@@ -143,18 +145,18 @@ impl Scheduler {
         const MOST_STARVING: usize = 8;
         if self.config.preempt_slice.is_none()
             || !self.runnable.has_starving()
-            || !self.free.is_empty()
+            || !self.members.free().is_empty()
         {
             return Vec::new();
         }
         let starving: Vec<JobId> = self.runnable.starving().take(MOST_STARVING).collect();
         let mut commands = Vec::new();
-        for starving_id in starving.into_iter().skip(self.asked_out) {
+        for starving_id in starving.into_iter().skip(self.asks.asked_out()) {
             let Some((victim, worker, ask)) = self.preempt_for(starving_id, None) else {
                 break;
             };
             commands.push(ask);
-            let ahead: Vec<TaskId> = self.workers.get(&worker).map_or(Vec::new(), |w| {
+            let ahead: Vec<TaskId> = self.members.get(worker).map_or(Vec::new(), |w| {
                 w.queued
                     .iter()
                     .filter(|&&(job, _, _)| job == victim)
@@ -195,13 +197,13 @@ impl Scheduler {
         self.visits.add(self.jobs.len());
         self.jobs
             .iter()
-            .filter(|&(&id, j)| id != starving && j.spec.client == from && j.running > job_share)
+            .filter(|&(&id, j)| id != starving && j.spec.client == from && j.running() > job_share)
             .filter(|(_, j)| {
                 j.preempted_at
                     .zip(now)
                     .is_none_or(|(at, now)| now.saturating_duration_since(at) >= slice)
             })
-            .max_by_key(|&(&id, j)| (j.running, std::cmp::Reverse(id)))
+            .max_by_key(|&(&id, j)| (j.running(), std::cmp::Reverse(id)))
             .map(|(&id, _)| id)
     }
 
@@ -224,7 +226,7 @@ impl Scheduler {
         }
         // Every job holding assignments holds one: none is above any share (a batch of whole
         // searches), and no job is looked at.
-        if self.busy_slots + self.ahead_out <= self.holders.len() {
+        if self.members.assignments_out() <= self.members.holding_jobs() {
             return None;
         }
         let (heuristic, shape, client) = self
@@ -232,8 +234,8 @@ impl Scheduler {
             .get(&starving)
             .map(|j| (j.spec.heuristic, j.spec.root.shape(), j.spec.client))?;
         let victim = self.victim_for(starving, client)?;
-        let (jobs, workers, visits) = (&self.jobs, &self.workers, &self.visits);
-        let picked = self.askable.pick_within(1, MOST_READ, |key| {
+        let (jobs, members, visits) = (&self.jobs, &self.members, &self.visits);
+        let picked = self.asks.pick_running_within(MOST_READ, |key| {
             visits.add(1);
             if key.job != victim {
                 return None;
@@ -244,13 +246,13 @@ impl Scheduler {
                 return None;
             };
             (on.is_none_or(|w| w == worker)
-                && workers
-                    .get(&worker)?
+                && members
+                    .get(worker)?
                     .capabilities
                     .can_search(heuristic, shape))
             .then_some((key.task, worker))
         });
-        let &(tid, worker) = picked.first()?;
+        let (tid, worker) = picked?;
         let after_nodes = self.hand_back_after(victim, tid);
         let ask = self.ask(victim, tid, worker, after_nodes)?;
         if let Some(job) = self.jobs.get_mut(&victim) {
@@ -269,21 +271,22 @@ impl Scheduler {
     /// All come from indexes (`ahead`, `askable`): the loops stop after the tasks asked, past
     /// only those no idle worker can search.
     pub(super) fn ask_back(&mut self) -> Vec<Command> {
-        if self.free.is_empty() || self.config.hand_back_after == u64::MAX {
+        if self.members.free().is_empty() || self.config.hand_back_after == u64::MAX {
             return Vec::new();
         }
         let mut commands = self.take_back();
         // Slots that tasks being taken back will fill are not idle for the asks below.
-        let idle_slots = self.free.slots.saturating_sub(self.revoking);
+        let idle_slots = self
+            .members
+            .free()
+            .slots()
+            .saturating_sub(self.asks.revoking());
+        let asked_out = self.asks.asked_out();
         let wanted = idle_slots
             .div_ceil(32)
-            .saturating_sub(self.asked_out)
-            .max(usize::from(self.asked_out == 0));
-        let wanted = if self.asked_out >= idle_slots {
-            0
-        } else {
-            wanted
-        };
+            .saturating_sub(asked_out)
+            .max(usize::from(asked_out == 0));
+        let wanted = if asked_out >= idle_slots { 0 } else { wanted };
         let candidates = self.pick_to_ask(false, wanted);
         for (job_id, tid, worker) in candidates {
             let after_nodes = self.hand_back_after(job_id, tid);
@@ -296,13 +299,9 @@ impl Scheduler {
     /// or of those running), in its order, that some idle worker could search: each with its
     /// job and the worker holding it.
     fn pick_to_ask(&mut self, sent_ahead: bool, wanted: usize) -> Vec<(JobId, TaskId, WorkerId)> {
-        let (jobs, free, visits) = (&self.jobs, &self.free, &self.visits);
-        let index = if sent_ahead {
-            &mut self.ahead
-        } else {
-            &mut self.askable
-        };
-        index.pick(
+        let (jobs, free, visits) = (&self.jobs, self.members.free(), &self.visits);
+        self.asks.pick(
+            sent_ahead,
             wanted,
             |&AskKey {
                  job: job_id,
@@ -354,8 +353,12 @@ impl Scheduler {
     /// search it. The worker answers `NotStarted` at once; one that has started it meanwhile
     /// hands back its rest as for any ask.
     fn take_back(&mut self) -> Vec<Command> {
-        let wanted = self.free.slots.saturating_sub(self.revoking);
-        if wanted == 0 || self.ahead.is_empty() {
+        let wanted = self
+            .members
+            .free()
+            .slots()
+            .saturating_sub(self.asks.revoking());
+        if wanted == 0 || !self.asks.has_ahead() {
             return Vec::new();
         }
         self.pick_to_ask(true, wanted)
@@ -364,6 +367,42 @@ impl Scheduler {
                 let after_nodes = self.hand_back_after(job_id, tid);
                 self.ask(job_id, tid, worker, after_nodes)
             })
+            .collect()
+    }
+
+    /// Before a checkpoint of job `id`: its tasks running for `older_than` or longer (by the
+    /// time `now`) are asked for the rest of their bound at once, so that the checkpoint
+    /// taken once they have answered keeps what they searched (a running task's work is lost
+    /// by a restart; a handed-back one's is not). Audits and tasks sent ahead are left alone. A task searched whole
+    /// is asked too: the job is then cut, and can be checkpointed.
+    pub fn ask_back_for_checkpoint(
+        &mut self,
+        id: JobId,
+        older_than: Duration,
+        now: Instant,
+    ) -> Vec<Command> {
+        self.clock = Some(now);
+        let Some(job) = self.jobs.get(&id) else {
+            return Vec::new();
+        };
+        self.visits.add(job.now.tasks.len());
+        let old: Vec<(TaskId, WorkerId)> = (job.now.tasks.iter().enumerate())
+            // Audits, and tasks sent ahead and not started (nothing searched to keep).
+            .filter(|(_, t)| t.audit.is_none() && !t.queued)
+            .filter(|(_, t)| {
+                t.since
+                    .is_some_and(|s| now.saturating_duration_since(s) >= older_than)
+            })
+            .filter_map(|(i, t)| match t.state {
+                TaskState::Running {
+                    worker,
+                    asked_back: false,
+                } => Some((job.now.id(i), worker)),
+                _ => None,
+            })
+            .collect();
+        old.into_iter()
+            .filter_map(|(tid, worker)| self.ask(id, tid, worker, 0))
             .collect()
     }
 
@@ -377,8 +416,8 @@ impl Scheduler {
         worker: WorkerId,
         after_nodes: u64,
     ) -> Option<Command> {
-        self.unindex_task(job_id, tid);
         let job = self.jobs.get_mut(&job_id)?;
+        self.asks.unindex_task(job, tid);
         let epoch = job.layer(job.which_id(tid)?)?.epoch;
         job.stats.yields += 1;
         let task = job.task_mut(tid)?;
@@ -387,11 +426,7 @@ impl Scheduler {
             asked_back: true,
         };
         task.asked_at = self.clock;
-        if task.queued {
-            self.revoking += 1;
-        } else {
-            self.asked_out += 1;
-        }
+        self.asks.asked(task.queued);
         Some(Command::Yield {
             worker,
             job: job_id,

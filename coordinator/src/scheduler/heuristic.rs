@@ -8,8 +8,6 @@ use std::collections::BTreeSet;
 
 use npuzzle_solver::{Goal, HeuristicKind, Shape, Solver};
 
-use super::Scheduler;
-
 /// What a worker can search, from its hello.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Capabilities {
@@ -62,16 +60,5 @@ pub fn choose_heuristic(
             Ok(HeuristicKind::Pdb)
         }
         None => Ok(HeuristicKind::best_for(shape)),
-    }
-}
-
-impl Scheduler {
-    /// [`choose_heuristic`] with the workers connected now.
-    pub fn choose_heuristic(
-        &self,
-        requested: Option<HeuristicKind>,
-        goal: &Goal,
-    ) -> Result<HeuristicKind, HeuristicUnavailable> {
-        choose_heuristic(requested, goal, &self.pdb_shapes())
     }
 }

@@ -77,8 +77,9 @@ pub(super) struct Job {
     /// `k`: returned once every bound below it is exhausted everywhere (when that layer becomes
     /// the current bound's).
     pub(super) candidate: Option<(Vec<Move>, WorkerId, usize)>,
-    /// Running tasks, of every layer.
-    pub(super) running: usize,
+    /// Running tasks, of every layer (sent ahead and not started included): changed only by
+    /// [`Job::task_out`] and [`Job::task_back`], and recounted when layers are replaced.
+    running: usize,
     /// Nodes of the results of the layers ahead so far (in `stats.nodes` too): the bounds
     /// after the current one, not the current one, in progress reports.
     pub(super) early_nodes: u64,
@@ -406,6 +407,26 @@ impl Job {
         }
     }
 
+    /// Its tasks out on workers (running, or sent ahead and not started), in every layer.
+    pub(super) fn running(&self) -> usize {
+        self.running
+    }
+
+    /// One of its tasks went out to a worker.
+    pub(super) fn task_out(&mut self) {
+        self.running += 1;
+    }
+
+    /// One of its tasks out is back: answered, given up, or its worker gone.
+    pub(super) fn task_back(&mut self) {
+        debug_assert!(
+            self.running > 0,
+            "job {}: a task back that was not out",
+            self.spec.id
+        );
+        self.running -= 1;
+    }
+
     /// Its tasks running in every layer, counted (what `running` keeps).
     #[cfg(debug_assertions)]
     pub(super) fn running_tasks(&self) -> usize {
@@ -622,9 +643,9 @@ impl Job {
         queued
     }
 
-    /// Its running tasks asked back and not yet answered (counted in [`Scheduler::asked_out`]),
-    /// and its tasks sent ahead being taken back (counted in [`Scheduler::revoking`]), in every
-    /// layer.
+    /// Its running tasks asked back and not yet answered, and its tasks sent ahead being taken
+    /// back, in every layer: its part of the asks out that
+    /// [`Asks`](super::asks::Asks) counts.
     pub(super) fn asked_out(&self) -> (usize, usize) {
         let (mut asked, mut taken_back) = self.now.asked_out();
         for layer in &self.ahead {

@@ -6,26 +6,43 @@
 //! out the [`Command`]s it returns. Unit tests drive it with a simulated cluster.
 //!
 //! # Layout
+//!
+//! The parts, each a struct that owns its data and keeps its invariants in its own methods
+//! (raft-rs's `ProgressTracker` way): no other file writes their fields.
+//! - `members.rs`: `Members`, the workers (slots, capabilities, assignments held, lease, trust)
+//!   and what is counted over them: the workers with free slots (`FreeWorkers`), the slots in
+//!   all and busy, the tasks sent ahead, the workers holding tables per shape, and each job's
+//!   holders (who gets its cancels).
+//! - `asks.rs`: `Asks`, the running tasks idle slots may ask back and the tasks sent ahead they
+//!   may take back (by `AskKey`), and the asks out, counted.
+//! - `ask_index.rs`: the index `Asks` keeps them in: tasks in the order they are asked back,
+//!   largest first.
+//! - `runnable.rs`: `Runnable`, which job a free slot serves next: clients by the threads they
+//!   hold, then each client's jobs.
+//! - `job.rs`: `Job`, one job's books: its units, layers and bounds, and how a bound is cut.
+//! - `task.rs`: the data a job's books are made of: units, tasks, layers (one bound's tasks,
+//!   queue and barrier counts).
+//! - `checkpoint.rs`: a job's proven progress saved as plain data, and a job resumed from it.
+//!
+//! The events: `impl Scheduler` is in these five files only, each event handler taking its
+//! parts through their methods (raft-rs's `step_*` way).
+//! - here: [`Scheduler`], its parts, the job events ([`Scheduler::submit`],
+//!   [`Scheduler::cancel`], [`Scheduler::tick`]), the queries, the bound-to-bound life of a
+//!   job, and the check of every part against the state it mirrors (debug builds).
+//! - `workers.rs`: a worker joins, renews its lease, and leaves (disconnected, its lease
+//!   expired, dropped): its tasks go back to their queues.
+//! - `reports.rs`: a worker's result ([`Scheduler::on_result`]) and what each kind of report
+//!   does to its job.
+//! - `dispatch.rs`: free slots paired with queued tasks, running tasks asked back for idle
+//!   slots, for a new search that finds every slot busy, and before a checkpoint.
+//! - `audit.rs`: audits and probation.
+//!
+//! The messages and settings:
 //! - `messages.rs`: the events in and the commands out ([`JobSpec`], [`UnitResult`],
 //!   [`Command`], …) and the ids they carry.
 //! - `config.rs`: [`SchedulerConfig`], its defaults.
 //! - `heuristic.rs`: which heuristic a job gets from the workers connected now, and what a
-//!   worker says it can search (`Capabilities`).
-//! - `task.rs`: the data a job's books are made of: units, tasks, layers (one bound's tasks,
-//!   queue and barrier counts).
-//! - `job.rs`: one job's books over them: its units, layers and bounds, and how a bound is cut.
-//! - `members.rs`: the workers, their leases, trust and free slots, and how one is dropped.
-//! - `audit.rs`: audits and probation.
-//! - `checkpoint.rs`: a job's proven progress saved as plain data, and a job resumed from it.
-//! - `reports.rs`: what each kind of report does to its job.
-//! - `runnable.rs`: which job a free slot serves next: clients by the threads they hold, then
-//!   each client's jobs.
-//! - `dispatch.rs`: free slots paired with queued tasks, running tasks asked back for idle
-//!   slots, and for a new search that finds every slot busy.
-//! - `index.rs`: what an event looks up instead of scanning the cluster (free workers, running
-//!   tasks by size, each job's holders), and the count of entries visited.
-//! - `ask_index.rs`: the running tasks that may be asked back, largest first.
-//! - here: [`Scheduler`], its events, and the bound-to-bound life of a job.
+//!   worker says it can search ([`Capabilities`]).
 //!
 //! # How a job is searched
 //!
@@ -114,24 +131,24 @@
 //! So an answer is still optimal, and its length equals the bound it was found under.
 
 mod ask_index;
+mod asks;
 mod audit;
 mod checkpoint;
 mod config;
 mod dispatch;
 mod heuristic;
-mod index;
 mod job;
 mod members;
 mod messages;
 mod reports;
 mod runnable;
 mod task;
+mod workers;
 
-use std::collections::BTreeMap;
+use std::cell::Cell;
 use std::time::Instant;
 
 use foldhash::{HashMap, HashMapExt};
-use npuzzle_solver::Shape;
 
 pub use checkpoint::{
     BadCheckpoint, Checkpoint, RESTORED_REPORTER, SavedClaim, SavedTask, SavedUnit,
@@ -143,14 +160,12 @@ pub use messages::{
     JobStats, Report, TaskId, Totals, UnitResult, WorkerId,
 };
 
-use ask_index::AskIndex;
+use asks::Asks;
 use audit::{Auditing, MAX_LIE_RESTARTS};
-use index::{FreeWorkers, Visits};
 use job::{Grain, Job, max_bound_step};
-use members::Worker;
-use reports::Reported;
+use members::Members;
 use runnable::Runnable;
-use task::{Task, TaskState, Unit, Which};
+use task::{Task, Unit, Which};
 
 /// The scheduling state machine.
 pub struct Scheduler {
@@ -160,33 +175,14 @@ pub struct Scheduler {
     /// [`Totals`] of the jobs already over, plus every assignment ever made.
     totals: Totals,
     jobs: HashMap<JobId, Job>,
-    workers: HashMap<WorkerId, Worker>,
-    /// Workers with free slots, in the order they are filled.
-    free: FreeWorkers,
+    /// The workers: their slots free and busy, their tables, and who holds which job's tasks.
+    members: Members,
     /// Jobs with queued tasks, by client: the client holding the fewest running tasks first,
     /// then its job with the fewest running (lowest id on ties).
     runnable: Runnable,
-    /// Slots over all workers.
-    total_slots: usize,
-    /// Assignments out over all workers.
-    busy_slots: usize,
-    /// Workers holding pattern databases, per shape (what [`Scheduler::pdb_shapes`] reports).
-    table_holders: BTreeMap<Shape, usize>,
-    /// Running tasks asked back and not yet reported.
-    asked_out: usize,
-    /// Running tasks of the current epochs that may be asked back, the largest first: what
-    /// idle slots ask for without looking at every task out.
-    askable: AskIndex,
-    /// As `askable`, for the tasks of the current epochs sent ahead and not started: taken back
-    /// first when slots idle.
-    ahead: AskIndex,
-    /// Tasks sent ahead being taken back, not yet answered.
-    revoking: usize,
-    /// Assignments sent ahead and not started, over all workers.
-    ahead_out: usize,
-    /// Per job, the workers holding one of its assignments (any epoch) and how many: who gets
-    /// a cancel when it ends.
-    holders: HashMap<JobId, HashMap<WorkerId, usize>>,
+    /// Running tasks that idle slots may ask back, tasks sent ahead that they may take back,
+    /// and the asks out.
+    asks: Asks,
     /// Entries its loops looked at ([`Scheduler::visits`]).
     visits: Visits,
     /// The latest time an event brought (the scheduler has no clock of its own).
@@ -200,18 +196,9 @@ impl Scheduler {
             late_nodes: 0,
             totals: Totals::default(),
             jobs: HashMap::new(),
-            workers: HashMap::new(),
-            free: FreeWorkers::default(),
+            members: Members::default(),
             runnable: Runnable::default(),
-            total_slots: 0,
-            busy_slots: 0,
-            table_holders: BTreeMap::new(),
-            asked_out: 0,
-            askable: AskIndex::default(),
-            ahead: AskIndex::default(),
-            revoking: 0,
-            ahead_out: 0,
-            holders: HashMap::new(),
+            asks: Asks::default(),
             visits: Visits::default(),
             clock: None,
         }
@@ -234,7 +221,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
-        let (client, running, queued) = (job.spec.client, job.running, job.has_queued());
+        let (client, running, queued) = (job.spec.client, job.running(), job.has_queued());
         self.runnable
             .update(client, id, &mut job.runnable, running, queued);
     }
@@ -272,9 +259,7 @@ impl Scheduler {
         self.runnable
             .remove(job.spec.client, job.spec.id, &mut job.runnable);
         self.visits.add(job.now.tasks.len());
-        let (asked, taken_back) = job.asked_out();
-        self.asked_out -= asked;
-        self.revoking -= taken_back;
+        self.asks.forget(job.asked_out());
         self.totals.units_split += job.stats.splits as u64;
         self.totals.units_requeued += job.stats.requeued as u64;
         Some(job)
@@ -284,18 +269,115 @@ impl Scheduler {
         self.jobs.contains_key(&job)
     }
 
+    /// Entries of workers, jobs, units and tasks the scheduler's loops have looked at so far: a
+    /// deterministic measure of its work (the same events give the same count on any machine),
+    /// for tests and the simulator. Divided by the events, it should not grow with the cluster.
+    pub fn visits(&self) -> u64 {
+        self.visits.get()
+    }
+
+    /// Takes every task of job `id`'s layers out of the ask-back indexes ([`Asks::unindex_job`]).
+    fn unindex_job(&mut self, id: JobId) {
+        if let Some(job) = self.jobs.get(&id) {
+            self.asks.unindex_job(job, &self.visits);
+        }
+    }
+
+    /// As [`Scheduler::unindex_job`], for the layers ahead of the current bound only.
+    fn unindex_ahead(&mut self, id: JobId) {
+        if let Some(job) = self.jobs.get(&id) {
+            self.asks.unindex_ahead(job, &self.visits);
+        }
+    }
+
+    /// As [`Scheduler::unindex_job`], for one layer.
+    fn unindex_layer(&mut self, id: JobId, which: Which) {
+        if let Some(job) = self.jobs.get(&id) {
+            self.asks.unindex_layer(job, which, &self.visits);
+        }
+    }
+
+    /// Indexes the running tasks of one of job `id`'s layers ([`Asks::index_layer`]).
+    fn index_layer(&mut self, id: JobId, which: Which) {
+        if let Some(job) = self.jobs.get(&id) {
+            self.asks.index_layer(job, which, &self.visits);
+        }
+    }
+
+    /// In debug builds (the tests), checks every part against the state it mirrors, after each
+    /// event of a cluster of at most 64 workers: a scan of everything, which the scheduler's
+    /// tests can afford on the clusters they build and the scaling test's large ones could not.
+    /// On any cluster, the asks out are tasks the workers hold.
+    fn check_indexes(&self) {
+        debug_assert!(
+            self.asks.asked_out() + self.asks.revoking() <= self.members.assignments_out(),
+            "more asks out than assignments held"
+        );
+        #[cfg(debug_assertions)]
+        if self.members.len() <= 64 {
+            self.assert_indexes();
+        }
+    }
+
+    #[cfg(debug_assertions)]
+    fn assert_indexes(&self) {
+        use std::collections::BTreeSet;
+        self.members
+            .assert_consistent(|job| self.jobs.contains_key(&job));
+        let mut askable = BTreeSet::new();
+        let mut ahead = BTreeSet::new();
+        for (wid, w) in self.members.iter() {
+            for &(job_id, epoch, tid) in &w.outstanding {
+                let Some(job) = self.jobs.get(&job_id) else {
+                    continue;
+                };
+                let (Some(which), Some(task)) = (job.which(epoch, tid), job.task_at(epoch, tid))
+                else {
+                    continue;
+                };
+                let running = task.state
+                    == (task::TaskState::Running {
+                        worker: wid,
+                        asked_back: false,
+                    });
+                if running {
+                    assert_eq!(
+                        task.queued,
+                        w.queued.contains(&(job_id, epoch, tid)),
+                        "a task is sent ahead where its worker holds it ahead"
+                    );
+                }
+                if running && !task.unbudgeted {
+                    let key = asks::ask_key(job_id, which, tid, task);
+                    if task.queued {
+                        ahead.insert(key);
+                    } else {
+                        askable.insert(key);
+                    }
+                }
+            }
+        }
+        let (mut asked_out, mut revoking) = (0, 0);
+        for (id, job) in &self.jobs {
+            assert_eq!(
+                job.running(),
+                job.running_tasks(),
+                "job {id}'s running tasks"
+            );
+            let (asked, taken_back) = job.asked_out();
+            asked_out += asked;
+            revoking += taken_back;
+        }
+        self.asks
+            .assert_mirrors(&askable, &ahead, (asked_out, revoking));
+    }
+
     /// Drops workers whose lease expired.
     pub fn tick(&mut self, now: Instant) -> Vec<Command> {
         let timeout = self.config.lease_timeout;
         // Once per tick, not per event: a scan of the workers is affordable here.
-        self.visits.add(self.workers.len());
-        let mut expired: Vec<WorkerId> = self
-            .workers
-            .iter()
-            .filter(|(_, w)| now.saturating_duration_since(w.last_seen) > timeout)
-            .map(|(&id, _)| id)
-            .collect();
-        expired.sort_unstable();
+        self.visits.add(self.members.len());
+        let expired = self.members.lease_expired(now, timeout);
         self.clock = Some(now);
         let mut commands = Vec::new();
         for id in expired {
@@ -397,156 +479,12 @@ impl Scheduler {
     /// A cancel for every worker holding an assignment of `job` (of any epoch), in worker
     /// order; the job's holders are forgotten (it is over: late results only free slots).
     fn cancel_everywhere(&mut self, job: JobId) -> Vec<Command> {
-        let holders = self.holders.remove(&job).unwrap_or_default();
-        self.visits.add(holders.len());
-        let mut workers: Vec<WorkerId> = holders.into_keys().collect();
-        workers.sort_unstable();
+        let workers = self.members.take_holders(job);
+        self.visits.add(workers.len());
         workers
             .into_iter()
             .map(|worker| Command::Cancel { worker, job })
             .collect()
-    }
-
-    /// A worker's result. Stale ones (finished job, old epoch, task not running on this worker)
-    /// only free the worker's slot. A result for a task that was running (not one sent ahead and
-    /// not started) means its worker has started the next task it holds ahead, if any.
-    pub fn on_result(
-        &mut self,
-        worker: WorkerId,
-        result: UnitResult,
-        now: Instant,
-    ) -> Vec<Command> {
-        self.clock = Some(now);
-        let key = (result.job, result.epoch, result.task);
-        let held = self.update_worker(worker, |w| {
-            w.last_seen = now;
-            let held = w.outstanding.remove(&key);
-            let ahead = w.queued.iter().position(|&k| k == key);
-            let looked = ahead.map_or(w.queued.len(), |i| i + 1);
-            if let Some(i) = ahead {
-                w.queued.remove(i);
-            }
-            (held, ahead.is_some(), looked)
-        });
-        // Results of a worker already given up on are dropped: its tasks were requeued. So are
-        // results for assignments it never held (or answered already): nothing of them, not
-        // even their node counts, reaches a job or the totals.
-        let Some((true, ahead, looked)) = held else {
-            return Vec::new();
-        };
-        self.visits.add(looked);
-        if !ahead {
-            self.start_next(worker);
-        }
-        self.release(result.job, worker);
-        // Room for what most results bring: an assignment or two, a progress report.
-        let mut commands = Vec::with_capacity(4);
-        if let Some(job) = self.jobs.get_mut(&result.job) {
-            job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
-            let per_worker = job.stats.worker_nodes.entry(worker).or_default();
-            *per_worker = per_worker.saturating_add(result.expanded);
-            let which = job.which(result.epoch, result.task);
-            if matches!(which, Some(Which::Ahead(_))) {
-                job.early_nodes = job.early_nodes.saturating_add(result.expanded);
-            }
-            let state = (which.and_then(|w| job.layer(w)))
-                .and_then(|l| l.get(result.task))
-                .map(|t| t.state);
-            let current =
-                matches!(state, Some(TaskState::Running { worker: w, .. }) if w == worker);
-            let asked_back = matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker);
-            if current {
-                // Answered: whatever the report, the task stops running here.
-                self.unindex_task(result.job, result.task);
-            }
-            let Some(job) = self.jobs.get_mut(&result.job) else {
-                return commands;
-            };
-            if asked_back && let Some(task) = job.task_mut(result.task) {
-                // It answered: no longer out as an ask.
-                if task.queued {
-                    self.revoking -= 1;
-                } else {
-                    self.asked_out -= 1;
-                }
-                task.state = TaskState::Running {
-                    worker,
-                    asked_back: false,
-                };
-            }
-            if current
-                && matches!(
-                    result.report,
-                    Report::Found(_) | Report::Exhausted { .. } | Report::Split { .. }
-                )
-            {
-                self.update_worker(worker, |w| {
-                    w.failures = 0;
-                    w.good = w.good.saturating_add(1);
-                });
-            }
-            if current {
-                let job = result.job;
-                commands.extend(self.apply(worker, result, asked_back));
-                self.reindex(job);
-            }
-        } else {
-            self.late_nodes = self.late_nodes.saturating_add(result.expanded);
-        }
-        self.dispatch_into(&mut commands);
-        commands
-    }
-
-    /// A current result (its task running on this worker in the job's epoch, `asked_back` or
-    /// not): one function per kind of report moves the task and the job along. An audit's
-    /// result is judged against the report it checks, unless it never ran (cancelled, failed,
-    /// refused, not started: requeued as any other task).
-    fn apply(&mut self, worker: WorkerId, result: UnitResult, asked_back: bool) -> Vec<Command> {
-        let scrutiny = self.scrutiny(worker, result.job, result.epoch, result.task);
-        let Some(job) = self.jobs.get_mut(&result.job) else {
-            return Vec::new();
-        };
-        job.running -= 1;
-        let Some(which) = job.which(result.epoch, result.task) else {
-            return Vec::new();
-        };
-        let Some(task) = job.task(result.task) else {
-            return Vec::new();
-        };
-        let ran = !matches!(
-            result.report,
-            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) | Report::NotStarted
-        );
-        if let Some(audit) = task.audit
-            && ran
-        {
-            return self.apply_audit(result.job, result.task, worker, audit, result.report);
-        }
-        let r = Reported {
-            job: result.job,
-            which,
-            task: result.task,
-            worker,
-            expanded: result.expanded,
-            iterations: result.iterations,
-            iterate: task.iterate,
-            scrutiny,
-            asked_back,
-        };
-        match result.report {
-            Report::Found(suffix) => self.on_found(r, suffix),
-            Report::Exhausted { next_bound } => self.on_exhausted(r, next_bound),
-            Report::Split {
-                bound,
-                next_bound,
-                pieces,
-            } => self.on_split(r, bound, next_bound, pieces),
-            Report::BudgetExceeded => self.on_budget_exceeded(r),
-            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) => {
-                self.on_failed(r, result.report)
-            }
-            Report::NotStarted => self.on_not_started(r),
-        }
     }
 
     /// After a task of `job_id` is done: when none of the bound's is left, move to the next bound.
@@ -575,7 +513,8 @@ impl Scheduler {
                 confirmed.sort_unstable();
                 confirmed.dedup();
                 for reporter in confirmed {
-                    self.update_worker(reporter, |w| w.confirmed = w.confirmed.saturating_add(1));
+                    self.members
+                        .update(reporter, |w| w.confirmed = w.confirmed.saturating_add(1));
                 }
                 job.stats.bounds = bounds;
                 return self.finish(job, JobOutcome::Solved { path });
@@ -627,9 +566,7 @@ impl Scheduler {
         };
         job.early_nodes = 0;
         for layer in std::mem::take(&mut job.ahead) {
-            let (asked, taken_back) = layer.asked_out();
-            self.asked_out -= asked;
-            self.revoking -= taken_back;
+            self.asks.forget(layer.asked_out());
         }
         for unit in &mut job.units {
             unit.leave_ahead();
@@ -649,7 +586,7 @@ impl Scheduler {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Vec::new();
         };
-        let (asked, taken_back) = job.asked_out();
+        let asked_out = job.asked_out();
         job.auditing = None;
         job.deferred.clear();
         job.reporters.clear();
@@ -659,8 +596,7 @@ impl Scheduler {
         self.visits.add(job.units.len() + job.now.tasks.len());
         job.stats.units += job.now.tasks.len();
         let progress = job.progress(false);
-        self.asked_out -= asked;
-        self.revoking -= taken_back;
+        self.asks.forget(asked_out);
         self.reindex(job_id);
         vec![progress]
     }
@@ -788,5 +724,19 @@ impl Scheduler {
         job.stats.units += job.now.tasks.len();
         commands.push(job.progress(false));
         commands
+    }
+}
+
+/// Entries the scheduler's loops looked at, since it started (a cell: queries count too).
+#[derive(Default)]
+struct Visits(Cell<u64>);
+
+impl Visits {
+    fn add(&self, n: usize) {
+        self.0.set(self.0.get().saturating_add(n as u64));
+    }
+
+    fn get(&self) -> u64 {
+        self.0.get()
     }
 }

@@ -1,8 +1,12 @@
-//! What a worker's report does to its job, one function per kind of report (the scheduler's
-//! `apply` picks one): a path is replayed and, once its audits pass, ends the job; an exhausted
-//! unit counts towards the bound's barrier; a split hands back pieces that become tasks of the
-//! same unit; failures requeue the task and count against the worker. Any report no honest
-//! worker sends drops its worker as a forger.
+//! A worker's result ([`Scheduler::on_result`]): stale ones only free their slot; a current one
+//! frees its slot, starts the task its worker held ahead, and moves its job along. What a
+//! report does to its job is one function per kind of report (`apply` picks one): a path is
+//! replayed and, once its audits pass, ends the job; an exhausted unit counts towards the
+//! bound's barrier; a split hands back pieces that become tasks of the same unit; failures
+//! requeue the task and count against the worker. Any report no honest worker sends drops its
+//! worker as a forger.
+
+use std::time::Instant;
 
 use npuzzle_solver::{HeuristicKind, Move};
 
@@ -10,9 +14,9 @@ use super::Scheduler;
 use super::audit::{AuditOf, Auditing, MAX_LIE_RESTARTS, Scrutiny};
 use super::job::{max_bound_step, valid_next_bound};
 use super::messages::{
-    Command, DisconnectReason, HandedBack, JobId, JobOutcome, Report, TaskId, WorkerId,
+    Command, DisconnectReason, HandedBack, JobId, JobOutcome, Report, TaskId, UnitResult, WorkerId,
 };
-use super::task::{Task, Which};
+use super::task::{Task, TaskState, Which};
 
 /// A current report (its task running on its worker in the job's epoch), with what every kind
 /// of report needs to know about it.
@@ -35,6 +39,175 @@ pub(super) struct Reported {
 }
 
 impl Scheduler {
+    /// A worker's result. Stale ones (finished job, old epoch, task not running on this worker)
+    /// only free the worker's slot. A result for a task that was running (not one sent ahead and
+    /// not started) means its worker has started the next task it holds ahead, if any.
+    pub fn on_result(
+        &mut self,
+        worker: WorkerId,
+        result: UnitResult,
+        now: Instant,
+    ) -> Vec<Command> {
+        self.clock = Some(now);
+        let key = (result.job, result.epoch, result.task);
+        let held = self.members.update(worker, |w| {
+            w.last_seen = now;
+            let held = w.outstanding.remove(&key);
+            let ahead = w.queued.iter().position(|&k| k == key);
+            let looked = ahead.map_or(w.queued.len(), |i| i + 1);
+            if let Some(i) = ahead {
+                w.queued.remove(i);
+            }
+            (held, ahead.is_some(), looked)
+        });
+        // Results of a worker already given up on are dropped: its tasks were requeued. So are
+        // results for assignments it never held (or answered already): nothing of them, not
+        // even their node counts, reaches a job or the totals.
+        let Some((true, ahead, looked)) = held else {
+            return Vec::new();
+        };
+        self.visits.add(looked);
+        if !ahead {
+            self.start_next(worker);
+        }
+        self.members.release(result.job, worker);
+        // Room for what most results bring: an assignment or two, a progress report.
+        let mut commands = Vec::with_capacity(4);
+        if let Some(job) = self.jobs.get_mut(&result.job) {
+            job.stats.nodes = job.stats.nodes.saturating_add(result.expanded);
+            let per_worker = job.stats.worker_nodes.entry(worker).or_default();
+            *per_worker = per_worker.saturating_add(result.expanded);
+            let which = job.which(result.epoch, result.task);
+            if matches!(which, Some(Which::Ahead(_))) {
+                job.early_nodes = job.early_nodes.saturating_add(result.expanded);
+            }
+            let state = (which.and_then(|w| job.layer(w)))
+                .and_then(|l| l.get(result.task))
+                .map(|t| t.state);
+            let current =
+                matches!(state, Some(TaskState::Running { worker: w, .. }) if w == worker);
+            let asked_back = matches!(state, Some(TaskState::Running { worker: w, asked_back: true }) if w == worker);
+            if current {
+                // Answered: whatever the report, the task stops running here.
+                self.asks.unindex_task(job, result.task);
+            }
+            if asked_back && let Some(task) = job.task_mut(result.task) {
+                // It answered: no longer out as an ask.
+                self.asks.answered(task.queued);
+                task.state = TaskState::Running {
+                    worker,
+                    asked_back: false,
+                };
+            }
+            if current
+                && matches!(
+                    result.report,
+                    Report::Found(_) | Report::Exhausted { .. } | Report::Split { .. }
+                )
+            {
+                self.members.update(worker, |w| {
+                    w.failures = 0;
+                    w.good = w.good.saturating_add(1);
+                });
+            }
+            if current {
+                let job = result.job;
+                commands.extend(self.apply(worker, result, asked_back));
+                self.reindex(job);
+            }
+        } else {
+            self.late_nodes = self.late_nodes.saturating_add(result.expanded);
+        }
+        self.dispatch_into(&mut commands);
+        commands
+    }
+
+    /// A current result (its task running on this worker in the job's epoch, `asked_back` or
+    /// not): one function per kind of report moves the task and the job along. An audit's
+    /// result is judged against the report it checks, unless it never ran (cancelled, failed,
+    /// refused, not started: requeued as any other task).
+    fn apply(&mut self, worker: WorkerId, result: UnitResult, asked_back: bool) -> Vec<Command> {
+        let scrutiny = self.scrutiny(worker, result.job, result.epoch, result.task);
+        let Some(job) = self.jobs.get_mut(&result.job) else {
+            return Vec::new();
+        };
+        job.task_back();
+        let Some(which) = job.which(result.epoch, result.task) else {
+            return Vec::new();
+        };
+        let Some(task) = job.task(result.task) else {
+            return Vec::new();
+        };
+        let ran = !matches!(
+            result.report,
+            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) | Report::NotStarted
+        );
+        if let Some(audit) = task.audit
+            && ran
+        {
+            return self.apply_audit(result.job, result.task, worker, audit, result.report);
+        }
+        let r = Reported {
+            job: result.job,
+            which,
+            task: result.task,
+            worker,
+            expanded: result.expanded,
+            iterations: result.iterations,
+            iterate: task.iterate,
+            scrutiny,
+            asked_back,
+        };
+        match result.report {
+            Report::Found(suffix) => self.on_found(r, suffix),
+            Report::Exhausted { next_bound } => self.on_exhausted(r, next_bound),
+            Report::Split {
+                bound,
+                next_bound,
+                pieces,
+            } => self.on_split(r, bound, next_bound, pieces),
+            Report::BudgetExceeded => self.on_budget_exceeded(r),
+            Report::Cancelled | Report::Failed(_) | Report::Unsupported(_) => {
+                self.on_failed(r, result.report)
+            }
+            Report::NotStarted => self.on_not_started(r),
+        }
+    }
+
+    /// A task `worker` was running has ended (it answered): it has started the oldest task sent
+    /// ahead that it holds, if any. That one is indexed as running from now on (asked back, no
+    /// longer taken back), its age counted from now.
+    fn start_next(&mut self, worker: WorkerId) {
+        let Some(Some((job_id, epoch, tid))) =
+            self.members.update(worker, |w| w.queued.pop_front())
+        else {
+            return;
+        };
+        let current = self.jobs.get(&job_id).is_some_and(|j| {
+            j.task_at(epoch, tid).is_some_and(|t| {
+                t.queued
+                    && t.state
+                        == TaskState::Running {
+                            worker,
+                            asked_back: false,
+                        }
+            })
+        });
+        if !current {
+            // Its job moved on or ended, or it is being taken back (its answer settles it).
+            return;
+        }
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
+        self.asks.unindex_task(job, tid);
+        if let Some(task) = job.task_mut(tid) {
+            task.queued = false;
+            task.since = self.clock;
+        }
+        self.asks.index_task(job, tid);
+    }
+
     /// Drops `worker` for a result no honest worker sends; its task goes back to the queue.
     pub(super) fn forged(
         &mut self,
@@ -224,9 +397,7 @@ impl Scheduler {
                 && let Some(job) = self.jobs.get_mut(&job_id)
             {
                 // Its tasks asked back are replaced: their answers will be stale.
-                let (asked, taken_back) = job.asked_out();
-                self.asked_out -= asked;
-                self.revoking -= taken_back;
+                self.asks.forget(job.asked_out());
                 job.drop_ahead();
                 job.candidate = None;
                 job.reporters.insert(finder);
@@ -456,7 +627,7 @@ impl Scheduler {
                 job.spec.root.shape(),
                 job.spec.heuristic == HeuristicKind::Pdb,
             );
-            if pdb && self.revoke(worker, shape) {
+            if pdb && self.members.revoke(worker, shape) {
                 commands.push(Command::Revoked { worker, shape });
             }
         }
@@ -466,11 +637,11 @@ impl Scheduler {
         job.requeue(r.which, r.task);
         job.stats.requeued += 1;
         let limit = self.config.max_failures;
-        let failing = self.workers.get_mut(&worker).is_some_and(|w| {
+        let failing = self.members.update(worker, |w| {
             w.failures += 1;
             w.failures >= limit
         });
-        if !failing {
+        if failing != Some(true) {
             return commands;
         }
         tracing::warn!(
