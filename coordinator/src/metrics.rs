@@ -67,7 +67,7 @@ pub fn describe() {
     describe_gauge!(RUNNING_JOBS, "Distributed searches in progress");
     describe_counter!(
         NODES,
-        "Nodes expanded, by who searched them: the coordinator's own probes (searcher=coordinator) or the workers' units (searcher=workers, including units that finished after their job)"
+        "Nodes expanded, by who searched them: the coordinator's own probes (searcher=coordinator), its fast searches for a first path (searcher=incumbent) or the workers' units (searcher=workers, including units that finished after their job)"
     );
     describe_counter!(UNITS_ASSIGNED, "Work units handed to workers");
     describe_counter!(
@@ -175,7 +175,7 @@ pub fn unauthenticated(service: &'static str, reason: &'static str) {
     counter!(UNAUTHENTICATED, "service" => service, "reason" => reason).increment(1);
 }
 
-/// Nodes expanded by `searcher` (`coordinator` or `workers`).
+/// Nodes expanded by `searcher` (`coordinator`, `incumbent` or `workers`).
 pub fn nodes(searcher: &'static str, expanded: u64) {
     if expanded > 0 {
         counter!(NODES, "searcher" => searcher).increment(expanded);

@@ -480,7 +480,7 @@ impl Searches {
         let cancel = Arc::clone(&flight.cancelled);
         tokio::task::spawn_blocking(move || {
             if let Ok(Some(quick)) = solver.quick_path(&board, budget, Some(&cancel)) {
-                crate::metrics::nodes("coordinator", quick.expanded);
+                crate::metrics::nodes("incumbent", quick.expanded);
                 let _ = tx.send(quick);
             }
         });
