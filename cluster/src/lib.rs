@@ -17,7 +17,9 @@
 //! - `testing` (feature `test-util`, for dev-dependencies only): what the tests of every crate
 //!   share: `testing::TestCluster` (a [`LocalCluster`] with panicking conveniences),
 //!   `testing::ClusterThread` (one on a runtime thread of its own, for tests that run a
-//!   blocking binary), test certificates, the Prometheus scrape, Korf's instances,
+//!   blocking binary), `testing::assert_optimal` (the one check of an answer: replayed, at the
+//!   goal, of the optimal length), `testing::Process` (a child process killed and reaped on
+//!   drop), test certificates, the Prometheus scrape, Korf's instances,
 //!   `testing::eventually` and the environment-variable check of a command line.
 //!
 //! # Example

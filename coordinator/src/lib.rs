@@ -12,6 +12,8 @@
 //! # Layout
 //!
 //! - [`scheduler`]: the pure state machine (units, bounds, acceptance, leases, splits). No I/O.
+//! - [`scheduler_args`]: [`SchedulerArgs`], the scheduler's tuning flags, which the coordinator's
+//!   binary and `npuzzle simulate` both flatten into their command lines.
 //! - [`sim`]: a deterministic discrete-event simulation of a cluster of any size, driving the
 //!   real scheduler with workers whose costs come from recorded traces.
 //! - [`cluster`]: the task that owns the scheduler and carries out its commands.
@@ -78,6 +80,7 @@ pub mod metrics;
 mod progress;
 pub mod quarantine;
 pub mod scheduler;
+pub mod scheduler_args;
 mod searches;
 pub mod service;
 pub mod sim;
@@ -102,6 +105,7 @@ pub use auth::{Auth, AuthError, ServerTls};
 pub use http::HttpListener;
 pub use npuzzle_telemetry::MetricsListener;
 pub use scheduler::SchedulerConfig;
+pub use scheduler_args::SchedulerArgs;
 
 /// The address `npuzzle-coordinator` and `npuzzle cluster` listen on unless told otherwise:
 /// loopback only, so that no other host can reach a coordinator nobody configured.

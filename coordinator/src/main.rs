@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use npuzzle_coordinator::{
-    Auth, Config, HttpListener, MetricsListener, SchedulerConfig, ServerTls,
+    Auth, Config, HttpListener, MetricsListener, SchedulerArgs, SchedulerConfig, ServerTls,
 };
 use npuzzle_proto::security::Token;
 use npuzzle_telemetry::cli::LogArgs;
@@ -138,59 +138,9 @@ struct Args {
     /// `--cut-hand-back-after`).
     #[arg(long, env = "NPUZZLE_HAND_BACK_AFTER", default_value_t = SchedulerConfig::default().hand_back_after)]
     hand_back_after: u64,
-    /// A unit of a search already cut, asked back for idle search threads, stops after this
-    /// many nodes (at most `--hand-back-after`): only the speed of a bound's tail is at stake.
-    #[arg(long, env = "NPUZZLE_CUT_HAND_BACK_AFTER", default_value_t = SchedulerConfig::default().cut_hand_back_after)]
-    cut_hand_back_after: u64,
-    /// Send each worker that supports it up to one unit per search thread ahead of time, which
-    /// it starts the moment a thread frees (no round trip between units); units sent ahead and
-    /// not started are taken back first when a thread elsewhere idles. `false`: one unit per
-    /// thread at a time.
-    #[arg(
-        long,
-        env = "NPUZZLE_PREFETCH",
-        default_value_t = SchedulerConfig::default().prefetch,
-        action = clap::ArgAction::Set,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    prefetch: bool,
-    /// Let a unit that has exhausted the job's bound go on to the next bound at once, on search
-    /// threads that would otherwise idle in the bound's tail (AIDA*'s asynchronous iterations,
-    /// one bound ahead); a path found there is returned once every unit has exhausted the bound
-    /// below it. `false`: every unit waits for the bound's last one (a barrier per bound).
-    #[arg(
-        long,
-        env = "NPUZZLE_ASYNC_BOUNDS",
-        default_value_t = SchedulerConfig::default().async_bounds,
-        action = clap::ArgAction::Set,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    async_bounds: bool,
-    /// With `--async-bounds`, how many bounds past the current one a unit may go on to (1 to
-    /// 3): a unit that has exhausted every bound up to one ahead goes on to the next while the
-    /// current bound's tail is searched elsewhere. More fills idle threads with work of bounds
-    /// the answer may not need (docs/benchmarks/2026-12-simulation-model.md).
-    #[arg(long, env = "NPUZZLE_BOUNDS_AHEAD", default_value_t = SchedulerConfig::default().bounds_ahead)]
-    bounds_ahead: usize,
-    /// Units are cut ahead of a bound no finer than the whole cluster searches in this many
-    /// microseconds (its rate on the job over its last bound), so that the coordinator keeps up
-    /// with many threads (no effect below some hundred threads); 0: no floor.
-    #[arg(
-        long,
-        env = "NPUZZLE_CLUSTER_TIME_PER_TASK_US",
-        default_value_t = SchedulerConfig::default().cluster_time_per_task.as_micros() as u64
-    )]
-    cluster_time_per_task_us: u64,
-    /// Units are cut ahead of a bound no finer than √(the bound's predicted nodes × this): what
-    /// one task costs this coordinator, in the nodes a worker thread searches meanwhile. It
-    /// balances a bound's longest task against the coordinator's time for all its tasks
-    /// (docs/benchmarks/2026-12-simulation-small-bounds.md); 0: no such floor.
-    #[arg(
-        long,
-        env = "NPUZZLE_TASK_COST_NODES",
-        default_value_t = SchedulerConfig::default().task_cost_nodes
-    )]
-    task_cost_nodes: u64,
+    /// The scheduler's tuning flags, shared with `npuzzle simulate`.
+    #[command(flatten)]
+    scheduler: SchedulerArgs,
     /// A new search that finds every search thread busy gets one at once: the search holding
     /// the most threads above its share is asked for one back (keeping what it searched), each
     /// search at most once per this many milliseconds. 0: a new search waits for a thread to
@@ -333,12 +283,6 @@ impl Args {
             scheduler: SchedulerConfig {
                 node_budget: self.unit_budget,
                 hand_back_after: self.hand_back_after,
-                cut_hand_back_after: self.cut_hand_back_after,
-                prefetch: self.prefetch,
-                async_bounds: self.async_bounds,
-                bounds_ahead: self.bounds_ahead,
-                cluster_time_per_task: Duration::from_micros(self.cluster_time_per_task_us),
-                task_cost_nodes: self.task_cost_nodes,
                 audit_fraction: self.audit_fraction,
                 probation: self.probation,
                 // Which reports are audited must not be predictable by a worker.
@@ -346,7 +290,7 @@ impl Args {
                 lease_timeout: Duration::from_secs(self.lease_secs),
                 preempt_slice: (self.preempt_slice_ms > 0)
                     .then(|| Duration::from_millis(self.preempt_slice_ms)),
-                ..SchedulerConfig::default()
+                ..SchedulerConfig::from(self.scheduler)
             },
             // --audit-fraction is this binary's share wherever it listens, 0 included.
             remote_audit_fraction: self.audit_fraction,

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use npuzzle_coordinator::SchedulerArgs;
 use npuzzle_coordinator::scheduler::SchedulerConfig;
 use npuzzle_coordinator::sim::CoordinatorCost;
 use npuzzle_solver::{GoalSpec, HeuristicKind, Shape};
@@ -77,59 +78,11 @@ pub(crate) struct SimulateArgs {
         default_value_t = CostArg::Calibrated
     )]
     coordinator_cost: CostArg,
-    /// Send each simulated worker up to one task per slot ahead of time (the coordinator's
-    /// `--prefetch`); `false`: one task per slot at a time.
-    #[arg(
-        long,
-        env = "NPUZZLE_SIM_PREFETCH",
-        default_value_t = SchedulerConfig::default().prefetch,
-        action = clap::ArgAction::Set,
-        value_parser = boolish()
-    )]
-    prefetch: bool,
-    /// Let units that have exhausted a bound go on to the next one at once, one bound ahead
-    /// (the coordinator's `--async-bounds`); `false`: a barrier per bound.
-    #[arg(
-        long,
-        env = "NPUZZLE_SIM_ASYNC_BOUNDS",
-        default_value_t = SchedulerConfig::default().async_bounds,
-        action = clap::ArgAction::Set,
-        value_parser = boolish()
-    )]
-    async_bounds: bool,
-    /// With async bounds, how many bounds past the current one a unit may go on to (1 to 3;
-    /// the coordinator's `--bounds-ahead`).
-    #[arg(
-        long,
-        env = "NPUZZLE_SIM_BOUNDS_AHEAD",
-        default_value_t = SchedulerConfig::default().bounds_ahead
-    )]
-    bounds_ahead: usize,
-    /// Units are cut ahead of a bound no finer than the whole cluster searches in this many
-    /// microseconds (the coordinator's `--cluster-time-per-task-us`); 0: no floor.
-    #[arg(
-        long,
-        env = "NPUZZLE_SIM_CLUSTER_TIME_PER_TASK_US",
-        default_value_t = SchedulerConfig::default().cluster_time_per_task.as_micros() as u64
-    )]
-    cluster_time_per_task_us: u64,
-    /// Units are cut ahead of a bound no finer than √(the bound's predicted nodes × this): one
-    /// task's cost to the coordinator in a slot's nodes (the coordinator's
-    /// `--task-cost-nodes`); 0: no such floor.
-    #[arg(
-        long,
-        env = "NPUZZLE_SIM_TASK_COST_NODES",
-        default_value_t = SchedulerConfig::default().task_cost_nodes
-    )]
-    task_cost_nodes: u64,
-    /// A task of a job already cut, asked back, stops after this many nodes (the coordinator's
-    /// `--cut-hand-back-after`).
-    #[arg(
-        long,
-        env = "NPUZZLE_SIM_CUT_HAND_BACK_AFTER",
-        default_value_t = SchedulerConfig::default().cut_hand_back_after
-    )]
-    cut_hand_back_after: u64,
+    /// The scheduler's tuning flags, as the coordinator's (`--prefetch`, `--async-bounds`,
+    /// `--bounds-ahead`, `--cluster-time-per-task-us`, `--task-cost-nodes`,
+    /// `--cut-hand-back-after`, read from the same `NPUZZLE_*` variables).
+    #[command(flatten)]
+    scheduler: SchedulerArgs,
     /// One JSON object per slot count.
     #[arg(long, env = "NPUZZLE_JSON", value_parser = boolish())]
     json: bool,
@@ -225,15 +178,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         rate: args.rate,
         jobs_in_flight: args.jobs_in_flight.max(1),
         coordinator_cost: args.coordinator_cost.into(),
-        scheduler: SchedulerConfig {
-            prefetch: args.prefetch,
-            async_bounds: args.async_bounds,
-            bounds_ahead: args.bounds_ahead,
-            cluster_time_per_task: std::time::Duration::from_micros(args.cluster_time_per_task_us),
-            task_cost_nodes: args.task_cost_nodes,
-            cut_hand_back_after: args.cut_hand_back_after,
-            ..SchedulerConfig::default()
-        },
+        scheduler: SchedulerConfig::from(args.scheduler),
         ..npuzzle_coordinator::sim::SimConfig::default()
     };
     // The settings a coordinator would refuse (e.g. --bounds-ahead 0) are refused here too.

@@ -1,6 +1,7 @@
 //! A batch of many boards on several threads: answers in input order, each optimal.
 
 use crate::common::{npuzzle, records};
+use npuzzle_cluster::testing::assert_optimal;
 use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, Move, SearchOutcome, Shape, Solver};
 
 #[test]
@@ -35,8 +36,7 @@ fn answers_stay_in_input_order_and_are_optimal() {
             panic!()
         };
         assert_eq!(r["length"], best.len(), "board {i}");
-        let path = npuzzle_solver::parse_moves(r["moves"].as_str().unwrap()).unwrap();
-        assert!(b.verify(&path, &goal).unwrap().reaches_goal);
+        assert_optimal(b, &goal, r["moves"].as_str().unwrap(), best.len());
         let _ = Board::parse(&b.to_string(), None).unwrap();
     }
 }

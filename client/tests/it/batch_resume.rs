@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_solves, npuzzle, records};
+use crate::common::{npuzzle, records};
+use npuzzle_cluster::testing::{Process, assert_optimal};
 use npuzzle_solver::{Goal, Shape};
 
 /// Korf instances that take tens of milliseconds each with linear conflict.
@@ -62,13 +63,12 @@ fn a_killed_batch_resumes_without_losing_or_repeating_a_board() {
     std::fs::write(&input, text).unwrap();
     let out = dir.path().join("answers.jsonl");
 
-    let mut first = batch_command(&input, &out, false).spawn().unwrap();
+    let mut first = Process::spawn(&mut batch_command(&input, &out, false));
     let started = Instant::now();
     while complete_lines(&out) < 4 && started.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(5));
     }
-    first.kill().unwrap();
-    first.wait().unwrap();
+    first.kill();
     let before = complete_lines(&out);
     assert!(before >= 4, "the first run wrote {before} answers");
     assert!(
@@ -94,8 +94,7 @@ fn a_killed_batch_resumes_without_losing_or_repeating_a_board() {
     let goal = Goal::blank_first(Shape::new(4, 4).unwrap());
     for r in &answers {
         let (board, optimal) = &boards[r["index"].as_u64().unwrap() as usize];
-        let length = assert_solves(board, r["moves"].as_str().unwrap(), &goal);
-        assert_eq!(length, *optimal, "{board}");
+        assert_optimal(board, &goal, r["moves"].as_str().unwrap(), *optimal);
     }
 }
 

@@ -1,37 +1,34 @@
 //! `npuzzle cluster` audits worker reports when it listens where other hosts can join, and says
 //! so when it starts; on loopback it does not.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use npuzzle_cluster::testing::Process;
 
 /// The line `npuzzle cluster --listen LISTEN ARGS…` prints once its worker has joined.
 fn start_line(listen: &str, args: &[&str]) -> String {
     let empty = tempfile::tempdir().unwrap();
-    let mut cluster = Command::new(env!("CARGO_BIN_EXE_npuzzle"))
-        .args([
-            "cluster",
-            "--listen",
-            listen,
-            "--workers",
-            "1",
-            "--threads",
-            "1",
-        ])
-        .args(args)
-        .env("NPUZZLE_PDB_DIR", empty.path())
-        .env_remove("NPUZZLE_AUDIT_FRACTION")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("npuzzle cluster starts");
-    let mut line = String::new();
-    let read = BufReader::new(cluster.stderr.take().unwrap()).read_line(&mut line);
-    let _ = cluster.kill();
-    let _ = cluster.wait();
-    read.expect("a start-up line");
-    line
+    let mut cluster = Process::spawn(
+        Command::new(env!("CARGO_BIN_EXE_npuzzle"))
+            .args([
+                "cluster",
+                "--listen",
+                listen,
+                "--workers",
+                "1",
+                "--threads",
+                "1",
+            ])
+            .args(args)
+            .env("NPUZZLE_PDB_DIR", empty.path())
+            .env_remove("NPUZZLE_AUDIT_FRACTION")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    cluster.wait_for_line(Duration::from_secs(60), |_| true)
 }
 
 #[test]

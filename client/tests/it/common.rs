@@ -7,7 +7,6 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use npuzzle_cluster::Options;
-use npuzzle_solver::{Board, Goal, parse_moves};
 
 pub struct Output {
     pub stdout: String,
@@ -37,15 +36,6 @@ pub fn npuzzle(args: &[&str], stdin: &str) -> Output {
         stderr: String::from_utf8(out.stderr).unwrap(),
         code: out.status.code().unwrap_or(-1),
     }
-}
-
-/// Replays `moves` (either case) from `board` and checks that they reach `goal`.
-pub fn assert_solves(board: &str, moves: &str, goal: &Goal) -> usize {
-    let board = Board::parse(board, Some(goal.shape())).unwrap();
-    let path = parse_moves(moves).unwrap();
-    let v = board.verify(&path, goal).unwrap();
-    assert!(v.reaches_goal, "{moves} from {board:?} ends at {:?}", v.end);
-    path.len()
 }
 
 /// Parses `--output jsonl` text into one JSON value per line.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{npuzzle, one_worker, records};
 use npuzzle_cluster::Options;
-use npuzzle_cluster::testing::ClusterThread;
+use npuzzle_cluster::testing::{ClusterThread, Process};
 
 const BOARDS: &str = "8 6 7 2 5 4 3 0 1\n2 1 3 4 5 6 7 8 0\n1 6 10 8 14 12 4 2 13 11 3 5 9 7 15 0\n1 2 3 4 5 6 0 7 8\n";
 
@@ -104,20 +104,20 @@ fn npuzzle_cluster_serves_other_clients() {
         .unwrap()
         .port();
     let listen = format!("127.0.0.1:{port}");
-    let mut cluster = Command::new(env!("CARGO_BIN_EXE_npuzzle"))
-        .args([
-            "cluster",
-            "--listen",
-            &listen,
-            "--workers",
-            "2",
-            "--threads",
-            "1",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut cluster = Process::spawn(
+        Command::new(env!("CARGO_BIN_EXE_npuzzle"))
+            .args([
+                "cluster",
+                "--listen",
+                &listen,
+                "--workers",
+                "2",
+                "--threads",
+                "1",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     let url = format!("http://{listen}");
     let started = Instant::now();
     let out = loop {
@@ -135,8 +135,7 @@ fn npuzzle_cluster_serves_other_clients() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let _ = cluster.kill();
-    let _ = cluster.wait();
+    cluster.kill();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim().len(), 42);
 }

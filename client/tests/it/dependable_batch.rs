@@ -3,12 +3,13 @@
 //! an answer is `failed` (not `invalid`) and retried by `--resume`.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_solves, npuzzle, one_worker, records};
+use crate::common::{npuzzle, one_worker, records};
 use npuzzle_cluster::Options;
-use npuzzle_cluster::testing::ClusterThread;
+use npuzzle_cluster::testing::assert_optimal;
+use npuzzle_cluster::testing::{ClusterThread, Process};
 use npuzzle_solver::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
 
 /// `count` 15-puzzles, random walks of 45 moves from the goal (blank-last).
@@ -57,11 +58,7 @@ fn check_all_optimal(input: &str, jsonl: &str) {
         assert_eq!(answer["index"], i, "answers in input order, each once");
         assert_eq!(answer["status"], "solved", "board {i}: {answer}");
         let moves = answer["moves"].as_str().unwrap();
-        assert_eq!(
-            assert_solves(board, moves, &goal),
-            optimal(board),
-            "board {i}"
-        );
+        assert_optimal(board, &goal, moves, optimal(board));
     }
 }
 
@@ -103,19 +100,19 @@ fn free_port() -> u16 {
 }
 
 /// `npuzzle cluster` (a coordinator and a one-thread worker) as a process of its own.
-fn cluster_process(port: u16) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_npuzzle"))
-        .args([
-            "cluster",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--threads",
-            "1",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("npuzzle cluster runs")
+fn cluster_process(port: u16) -> Process {
+    Process::spawn(
+        Command::new(env!("CARGO_BIN_EXE_npuzzle"))
+            .args([
+                "cluster",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--threads",
+                "1",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
 }
 
 #[test]
@@ -126,22 +123,22 @@ fn a_batch_outlives_a_coordinator_killed_and_restarted_mid_run() {
     std::fs::write(&file, &input).unwrap();
     let port = free_port();
     let mut cluster = cluster_process(port);
-    let mut batch = Command::new(env!("CARGO_BIN_EXE_npuzzle"))
-        .args([
-            "batch",
-            file.to_str().unwrap(),
-            "--coordinator",
-            &format!("http://127.0.0.1:{port}"),
-            "--jobs",
-            "2",
-            "--output",
-            "jsonl",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("npuzzle batch runs");
-    let mut stdout = BufReader::new(batch.stdout.take().unwrap());
+    let mut batch = Process::spawn(
+        Command::new(env!("CARGO_BIN_EXE_npuzzle"))
+            .args([
+                "batch",
+                file.to_str().unwrap(),
+                "--coordinator",
+                &format!("http://127.0.0.1:{port}"),
+                "--jobs",
+                "2",
+                "--output",
+                "jsonl",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut stdout = BufReader::new(batch.take_stdout());
     let mut answers = String::new();
     // Five answers in: the coordinator dies without a word (SIGKILL), and comes back later.
     for _ in 0..5 {
@@ -153,22 +150,21 @@ fn a_batch_outlives_a_coordinator_killed_and_restarted_mid_run() {
         answers.push_str(&line);
     }
     assert!(
-        batch.try_wait().unwrap().is_none(),
+        batch.try_wait().is_none(),
         "the batch was over before the kill: this proves nothing"
     );
-    cluster.kill().unwrap();
-    cluster.wait().unwrap();
+    cluster.kill();
     let killed = Instant::now();
     std::thread::sleep(Duration::from_millis(1500));
     let mut cluster = cluster_process(port);
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
     answers.push_str(&rest);
-    let status = batch.wait().unwrap();
+    let status = batch.wait();
     let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut batch.stderr.take().unwrap(), &mut stderr).unwrap();
-    cluster.kill().unwrap();
-    cluster.wait().unwrap();
+    let mut pipe = batch.child().stderr.take().expect("stderr piped");
+    std::io::Read::read_to_string(&mut pipe, &mut stderr).unwrap();
+    cluster.kill();
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(killed.elapsed() > Duration::from_millis(1500));
     check_all_optimal(&input, &answers);

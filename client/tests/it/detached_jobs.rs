@@ -5,7 +5,9 @@
 
 use crate::common::{npuzzle, one_worker};
 use npuzzle_cluster::testing::ClusterThread;
-use npuzzle_cluster::testing::korf::{korf, replays_to_blank_first};
+use npuzzle_cluster::testing::assert_optimal;
+use npuzzle_cluster::testing::korf::korf;
+use npuzzle_solver::GoalSpec;
 
 #[test]
 fn a_job_submitted_by_one_process_is_waited_for_by_another() {
@@ -34,10 +36,8 @@ fn a_job_submitted_by_one_process_is_waited_for_by_another() {
     assert_eq!(answer["status"], "solved", "{answer}");
     assert_eq!(answer["length"], optimal, "{answer}");
     assert_eq!(answer["resumed"], 0, "{answer}");
-    assert!(replays_to_blank_first(
-        &tiles,
-        answer["moves"].as_str().unwrap()
-    ));
+    let moves = answer["moves"].as_str().expect("the moves");
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, moves, optimal);
     // The fields of `solve --json`, in its order, and `resumed` after them.
     let solved = npuzzle(
         &[

@@ -2,7 +2,8 @@
 //! they are missing or corrupt, and `auto` picks them up once present: in-process (`--serial`)
 //! and through the embedded cluster, whose worker serves the tables of `--pdb-dir`.
 
-use crate::common::{assert_solves, npuzzle, records};
+use crate::common::{npuzzle, records};
+use npuzzle_cluster::testing::assert_optimal;
 use npuzzle_cluster::testing::korf::korf;
 use npuzzle_solver::{Goal, Shape};
 
@@ -76,7 +77,7 @@ fn build_then_solve_with_pattern_databases() {
     let out = solve_serial_pdb(board, &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let goal = Goal::blank_last(Shape::new(3, 3).unwrap());
-    assert_eq!(assert_solves(board, out.stdout.trim(), &goal), 31);
+    assert_optimal(board, &goal, out.stdout.trim(), 31);
 
     let list = npuzzle(&["pdb", "list", "--pdb-dir", &dir], "");
     assert!(list.stdout.contains("3x3 4-4: ok"), "{}", list.stdout);
@@ -122,7 +123,7 @@ fn upgrade_rewrites_older_table_files_in_the_current_format() {
     let goal = Goal::blank_last(shape);
     let out = solve();
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(assert_solves(board, out.stdout.trim(), &goal), 31);
+    assert_optimal(board, &goal, out.stdout.trim(), 31);
 
     let upgraded = npuzzle(&["pdb", "upgrade", "--pdb-dir", &dir], "");
     assert_eq!(upgraded.code, 0, "{}", upgraded.stderr);
@@ -141,7 +142,7 @@ fn upgrade_rewrites_older_table_files_in_the_current_format() {
     assert!(list.stdout.contains("3x3 4-4: ok\n"), "{}", list.stdout);
     let out = solve();
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(assert_solves(board, out.stdout.trim(), &goal), 31);
+    assert_optimal(board, &goal, out.stdout.trim(), 31);
 
     let again = npuzzle(&["pdb", "upgrade", "--pdb-dir", &dir], "");
     assert_eq!(again.code, 0, "{}", again.stderr);
@@ -227,7 +228,7 @@ fn the_embedded_cluster_serves_pattern_databases() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let moves = v["moves"].as_str().unwrap();
-    assert_eq!(assert_solves(tiles, moves, &goal), *optimal);
+    assert_optimal(tiles, &goal, moves, *optimal);
 
     // A batch, with pdb, auto (which the coordinator resolves to pdb) and lc.
     let input: String = instances.iter().map(|(_, _, t)| format!("{t}\n")).collect();
@@ -250,13 +251,9 @@ fn the_embedded_cluster_serves_pattern_databases() {
         let answers = records(&out.stdout);
         assert_eq!(answers.len(), instances.len());
         let mut nodes = 0;
-        for ((id, optimal, tiles), answer) in instances.iter().zip(&answers) {
+        for ((_, optimal, tiles), answer) in instances.iter().zip(&answers) {
             let moves = answer["moves"].as_str().unwrap();
-            assert_eq!(
-                assert_solves(tiles, moves, &goal),
-                *optimal,
-                "{heuristic} #{id}"
-            );
+            assert_optimal(tiles, &goal, moves, *optimal);
             nodes += answer["nodes"].as_u64().unwrap();
         }
         nodes

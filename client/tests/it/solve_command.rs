@@ -1,6 +1,7 @@
 //! `npuzzle solve`: the move string, `unsolvable`, or one JSON object.
 
-use crate::common::{assert_solves, npuzzle};
+use crate::common::npuzzle;
+use npuzzle_cluster::testing::assert_optimal;
 use npuzzle_solver::{Board, Goal, Shape};
 
 #[test]
@@ -8,10 +9,7 @@ fn prints_an_optimal_move_string() {
     let out = npuzzle(&["solve", "8 6 7 2 5 4 3 0 1"], "");
     assert_eq!(out.code, 0);
     let goal = Goal::blank_last(Shape::new(3, 3).unwrap());
-    assert_eq!(
-        assert_solves("8 6 7 2 5 4 3 0 1", out.stdout.trim(), &goal),
-        31
-    );
+    assert_optimal("8 6 7 2 5 4 3 0 1", &goal, out.stdout.trim(), 31);
 }
 
 #[test]
@@ -50,10 +48,7 @@ fn an_invalid_board_is_named_on_stderr() {
 fn rectangles_goals_and_heuristics() {
     let s = Shape::new(3, 2).unwrap();
     let out = npuzzle(&["solve", "4 1 2 5 0 3", "--size", "3x2"], "");
-    assert_eq!(
-        assert_solves("4 1 2 5 0 3", out.stdout.trim(), &Goal::blank_last(s)),
-        5
-    );
+    assert_optimal("4 1 2 5 0 3", &Goal::blank_last(s), out.stdout.trim(), 5);
 
     let korf = "14 13 15 7 11 12 9 5 6 0 2 1 4 8 10 3"; // Korf #1, 57 moves to blank-first
     let goal = Goal::blank_first(Shape::new(4, 4).unwrap());
@@ -69,7 +64,7 @@ fn rectangles_goals_and_heuristics() {
         ],
         "",
     );
-    assert_eq!(assert_solves(korf, out.stdout.trim(), &goal), 57);
+    assert_optimal(korf, &goal, out.stdout.trim(), 57);
 
     let custom = "1 2 3 8 0 4 7 6 5";
     let out = npuzzle(
@@ -84,10 +79,7 @@ fn rectangles_goals_and_heuristics() {
         "",
     );
     let goal = Goal::from_board(Board::parse(custom, None).unwrap());
-    assert_eq!(
-        assert_solves("2 8 3 1 6 4 7 0 5", out.stdout.trim(), &goal),
-        5
-    );
+    assert_optimal("2 8 3 1 6 4 7 0 5", &goal, out.stdout.trim(), 5);
 
     let out = npuzzle(&["solve", "1 2 3 4 5 6 7 8 0", "--goal", "1 2 3"], "");
     assert_eq!(out.code, 1);

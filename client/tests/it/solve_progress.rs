@@ -8,8 +8,9 @@ use std::sync::atomic::AtomicUsize;
 use crate::common::one_worker;
 use npuzzle_client::engine::Settings;
 use npuzzle_client::remote::{self, Patience};
+use npuzzle_cluster::testing::assert_optimal;
 use npuzzle_cluster::testing::eager_config;
-use npuzzle_cluster::testing::korf::{korf, replays_to_blank_first};
+use npuzzle_cluster::testing::korf::korf;
 use npuzzle_cluster::{LocalCluster, connect};
 use npuzzle_proto::answer::Status;
 use npuzzle_proto::v1;
@@ -45,10 +46,11 @@ async fn a_watched_solve_reports_each_bound_and_answers_optimally() {
     .unwrap();
     assert_eq!(answer.status, Status::Solved, "{answer:?}");
     assert_eq!(answer.length, Some(optimal));
-    assert!(replays_to_blank_first(
-        &tiles,
-        answer.moves.as_deref().unwrap()
-    ));
+    let moves = answer
+        .moves
+        .as_deref()
+        .expect("the moves of a solved board");
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, moves, optimal);
     let seen = seen.into_inner().unwrap();
     assert!(!seen.is_empty(), "no bound reached the callback");
     assert!(

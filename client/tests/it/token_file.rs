@@ -1,8 +1,9 @@
 //! `npuzzle --token-file` against a coordinator that requires a client token: with the file the
 //! board is solved; without it the command fails, saying a token is required.
 
-use crate::common::{assert_solves, npuzzle, one_worker};
+use crate::common::{npuzzle, one_worker};
 use npuzzle_cluster::testing::ClusterThread;
+use npuzzle_cluster::testing::assert_optimal;
 use npuzzle_coordinator::Auth;
 use npuzzle_proto::security::Token;
 
@@ -47,7 +48,7 @@ fn token_file_reaches_a_guarded_coordinator() {
     );
     assert_eq!(solved.code, 0, "{}", solved.stderr);
     let goal = npuzzle_solver::Goal::blank_last(npuzzle_solver::Shape::new(3, 3).unwrap());
-    assert_eq!(assert_solves(board, solved.stdout.trim(), &goal), 31);
+    assert_optimal(board, &goal, solved.stdout.trim(), 31);
 
     let refused = npuzzle(&["solve", board, "--coordinator", &url], "");
     assert_eq!(refused.code, 2, "{}", refused.stdout);

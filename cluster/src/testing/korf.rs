@@ -1,4 +1,6 @@
-//! Korf's 100 instances (`data/korf100.txt`, blank-first goal) and requests for them.
+//! Korf's 100 instances (`data/korf100.txt`, blank-first goal) and requests for them; their
+//! answers are checked with [`assert_optimal`](super::assert_optimal) and
+//! `GoalSpec::BlankFirst`.
 
 use npuzzle_proto::v1;
 
@@ -38,12 +40,4 @@ pub fn request(tiles: &str, goal: v1::GoalKind) -> v1::SolveRequest {
         }),
         ..Default::default()
     }
-}
-
-/// Replays `moves` from `tiles` and checks they reach the blank-first goal.
-pub fn replays_to_blank_first(tiles: &str, moves: &str) -> bool {
-    let board = npuzzle_solver::Board::parse(tiles, None).unwrap();
-    let goal = npuzzle_solver::Goal::blank_first(board.shape());
-    let path = npuzzle_solver::parse_moves(moves).unwrap();
-    board.verify(&path, &goal).is_ok_and(|v| v.reaches_goal)
 }

@@ -7,14 +7,20 @@
 //! - [`ClusterThread`]: a [`LocalCluster`] on a runtime thread of its own, for tests that run a
 //!   blocking binary (`npuzzle`, `npuzzle-worker`) against it.
 //! - [`certs`]: a CA and a coordinator certificate made at test time.
+//! - [`process`]: [`Process`], a child process (a binary under test) killed and reaped when
+//!   dropped, with signals and a wait for the stderr line that says it is ready.
 //! - [`prometheus`]: a plain HTTP `GET`, and the Prometheus text format scraped and parsed.
-//! - [`korf`]: Korf's instances, requests for them, and a replay check.
+//! - [`korf`]: Korf's instances, and requests for them.
+//! - [`optimal`]: [`assert_optimal`], the one check of an answer whose optimum is known (replayed
+//!   from the board, reaching the goal, of the optimal length).
 //! - [`eventually`]: polls a condition until it holds, or panics saying what did not happen.
 //! - [`flags`]: every option of a command line names its `NPUZZLE_*` variable.
 
 pub mod certs;
 pub mod flags;
 pub mod korf;
+pub mod optimal;
+pub mod process;
 pub mod prometheus;
 
 use std::future::Future;
@@ -28,6 +34,9 @@ use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
 
 use crate::{ClusterError, Coordinator, LocalCluster, Options};
+
+pub use optimal::{assert_optimal, assert_reaches_goal};
+pub use process::Process;
 
 /// Polls `check` every `every` until it gives `Some`, and returns that; panics saying `what`
 /// did not happen if it has not within `within`.

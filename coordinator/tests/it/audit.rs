@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use crate::common::{
-    TestCluster, eager_config, join_by_hand, korf, replays_to_blank_first, request,
+    GoalSpec, TestCluster, assert_reaches_goal, eager_config, join_by_hand, korf, request,
 };
 use npuzzle_proto::{board_from_wire, goal_from_wire, moves_to_wire, v1};
 use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Solver};
@@ -115,13 +115,13 @@ async fn solve_with_liar_on(address: &str, audit_fraction: f64) -> LiarRun {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let (id, optimal, tiles) = korf(&[12]).remove(0);
+    let (_, optimal, tiles) = korf(&[12]).remove(0);
     let answer = client
         .solve(request(&tiles, v1::GoalKind::BlankFirst))
         .await
         .unwrap()
         .into_inner();
-    assert!(replays_to_blank_first(&tiles, &answer.moves), "#{id}");
+    assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &answer.moves);
     let again = client
         .solve(request(&tiles, v1::GoalKind::BlankFirst))
         .await

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    TestCluster, eager_config, join_with_hello, korf, replays_to_blank_first, request,
+    GoalSpec, TestCluster, assert_optimal, eager_config, join_with_hello, korf, request,
 };
 use npuzzle_proto::v1;
 
@@ -82,7 +82,7 @@ async fn auto_falls_back_when_the_worker_claiming_tables_refuses_them() {
             .into_inner();
         assert_eq!(r.outcome, v1::Outcome::Solved as i32, "#{id}: {r:?}");
         assert_eq!(r.length as usize, optimal, "#{id}");
-        assert!(replays_to_blank_first(&tiles, &r.moves), "#{id}");
+        assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
         assert_ne!(r.heuristic_used, v1::Heuristic::Pdb as i32, "#{id}");
         assert!(
             started.elapsed() < Duration::from_secs(20),

@@ -1,7 +1,9 @@
 //! The cache answers repeats (and every state along a solved path) without touching a worker;
 //! identical concurrent requests share one search.
 
-use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{
+    GoalSpec, TestCluster, assert_optimal, assert_reaches_goal, eager_config, korf, request,
+};
 use npuzzle_proto::v1;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -25,7 +27,7 @@ async fn a_repeat_is_cached_and_so_is_every_state_on_the_path() {
     assert!(again.cached);
     assert_eq!((again.units, again.nodes), (0, 0), "a hit assigns no unit");
     assert_eq!(again.length as usize, optimal);
-    assert!(replays_to_blank_first(&tiles, &again.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &again.moves, optimal);
 
     // Ten moves along the answer: a state the cluster never saw as a request.
     let board = npuzzle_solver::Board::parse(&tiles, None).unwrap();
@@ -100,15 +102,12 @@ async fn a_puzzle_whose_blank_is_another_label_is_not_answered_from_the_cache() 
         .await
         .unwrap()
         .into_inner();
-    assert!(replays_to_blank_first(a, &first.moves));
+    assert_reaches_goal(a, &GoalSpec::BlankFirst, &first.moves);
     let second = client
         .solve(request(b, v1::GoalKind::BlankLast))
         .await
         .unwrap()
         .into_inner();
     assert!(!second.cached, "{second:?}");
-    let board = npuzzle_solver::Board::parse(b, None).unwrap();
-    let goal = npuzzle_solver::Goal::blank_last(board.shape());
-    let path = npuzzle_solver::parse_moves(&second.moves).unwrap();
-    assert!(board.verify(&path, &goal).unwrap().reaches_goal);
+    assert_reaches_goal(b, &GoalSpec::BlankLast, &second.moves);
 }

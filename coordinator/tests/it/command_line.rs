@@ -2,28 +2,25 @@
 //! stderr; the default text format carries no colour codes when stderr is not a terminal; every
 //! flag names the `NPUZZLE_*` environment variable that also sets it.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use npuzzle_cluster::testing::Process;
 
 /// Starts the coordinator on a free port and returns its first log line.
 fn first_log_line(args: &[&str]) -> String {
-    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"))
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("NPUZZLE_LOG_FORMAT")
-        .env_remove("NPUZZLE_METRICS_LISTEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the coordinator starts");
-    let mut line = String::new();
-    let read = BufReader::new(child.stderr.take().unwrap()).read_line(&mut line);
-    let _ = child.kill();
-    let _ = child.wait();
-    read.expect("a log line");
-    line
+    let mut child = Process::spawn(
+        Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"))
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("RUST_LOG")
+            .env_remove("NPUZZLE_LOG_FORMAT")
+            .env_remove("NPUZZLE_METRICS_LISTEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    child.wait_for_line(Duration::from_secs(30), |_| true)
 }
 
 #[test]

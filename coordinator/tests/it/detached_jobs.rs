@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{GoalSpec, TestCluster, assert_optimal, eager_config, korf, request};
 use npuzzle_cluster::testing::eventually;
 use npuzzle_proto::v1;
 
@@ -61,7 +61,7 @@ async fn a_job_runs_on_after_its_caller_leaves_and_any_client_reads_its_answer()
         (result.outcome, result.length as usize),
         (v1::Outcome::Solved as i32, optimal)
     );
-    assert!(replays_to_blank_first(&tiles, &result.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &result.moves, optimal);
 
     // GetJob reads the same; the same puzzle submitted again is the same job, answered.
     let got = reader
@@ -210,5 +210,5 @@ async fn a_job_waits_for_a_worker_past_the_time_a_call_would() {
     assert_eq!(last.state, v1::JobState::Done as i32, "{states:?}");
     let result = last.result.as_ref().unwrap();
     assert_eq!(result.length as usize, optimal);
-    assert!(replays_to_blank_first(&tiles, &result.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &result.moves, optimal);
 }

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::common::{
-    TestCluster, eager_config, hand_hello, join_by_hand, korf, replays_to_blank_first, request,
-    try_join,
+    GoalSpec, TestCluster, assert_optimal, assert_reaches_goal, eager_config, hand_hello,
+    join_by_hand, korf, request, try_join,
 };
 use npuzzle_proto::{board_from_wire, goal_from_wire, moves_to_wire, v1};
 use npuzzle_solver::{HeuristicKind, Limits, SearchOutcome, Solver};
@@ -22,7 +22,7 @@ fn detour_from(assignment: &v1::Assignment) -> String {
         panic!("the unit is solvable");
     };
     path.extend(npuzzle_solver::parse_moves("RL").unwrap());
-    assert!(board.verify(&path, &goal).unwrap().reaches_goal);
+    assert_reaches_goal(&board, &goal, &path);
     moves_to_wire(&path)
 }
 
@@ -74,8 +74,7 @@ async fn a_worker_forging_longer_paths_is_dropped_and_only_the_optimum_is_answer
         .into_inner();
     assert_eq!(r.outcome, v1::Outcome::Solved as i32, "#{id}: {r:?}");
     assert_eq!(r.length as usize, optimal, "#{id}");
-    assert_eq!(r.moves.len(), optimal);
-    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
 
     let (forged, closed) = tokio::time::timeout(Duration::from_secs(10), forging)
         .await
@@ -101,7 +100,7 @@ async fn a_worker_forging_longer_paths_is_dropped_and_only_the_optimum_is_answer
         .into_inner();
     assert!(again.cached);
     assert_eq!(again.length as usize, optimal);
-    assert!(replays_to_blank_first(&tiles, &again.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &again.moves, optimal);
 
     // Quarantined: the same name from the same address is refused for a while; other workers
     // on the same host still join.

@@ -3,7 +3,7 @@
 //! and its client told so (UNAVAILABLE, with the lower bound proven so far), and the process
 //! exits 0.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use npuzzle_proto::v1;
@@ -13,15 +13,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::common::{connect, free_port};
-
-struct Coordinator(Child);
-
-impl Drop for Coordinator {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use npuzzle_cluster::testing::Process;
 
 /// Korf #14 (59 moves) with Manhattan distance: hundreds of millions of nodes, far longer
 /// than this test.
@@ -46,16 +38,14 @@ async fn sigterm_refuses_new_work_stops_running_searches_clearly_and_exits_zero(
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let drain = Duration::from_secs(2);
-    let mut coordinator = Coordinator(
+    let mut coordinator = Process::spawn(
         Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"))
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(["--drain-secs", &drain.as_secs().to_string()])
             .args(["--probe-nodes", "1000"])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the coordinator starts"),
+            .stderr(Stdio::null()),
     );
     let mut client = connect(&url).await;
     let worker_stop = CancellationToken::new();
@@ -89,11 +79,7 @@ async fn sigterm_refuses_new_work_stops_running_searches_clearly_and_exits_zero(
     // begun before `terminated` (taken after `kill` exits, a loaded machine made the drain look
     // a few milliseconds short).
     let terminated = Instant::now();
-    let sent = Command::new("kill")
-        .args(["-TERM", &coordinator.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    coordinator.signal("TERM");
 
     // Draining: NOT_SERVING, and a new request is turned away at once.
     let channel = tonic::transport::Endpoint::from_shared(url.clone())
@@ -151,7 +137,7 @@ async fn sigterm_refuses_new_work_stops_running_searches_clearly_and_exits_zero(
     );
 
     let exit = loop {
-        if let Some(status) = coordinator.0.try_wait().unwrap() {
+        if let Some(status) = coordinator.try_wait() {
             break status;
         }
         assert!(

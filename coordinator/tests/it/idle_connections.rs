@@ -1,12 +1,17 @@
 //! Connections that say nothing hold nothing for long: one that sends no byte within the first
 //! byte timeout is closed, and past `max_connections` open a new one is closed at once, while
 //! the coordinator goes on serving once there is room.
+//!
+//! The timeouts are the coordinator's own tokio timers, so the tests that wait for them run on
+//! paused time (`start_paused`: the clock jumps to the next timer whenever every task waits),
+//! and measure it with tokio's `Instant`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::{TestCluster, eager_config};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 
 fn address(cluster: &TestCluster) -> String {
     cluster.url.trim_start_matches("http://").to_string()
@@ -27,7 +32,7 @@ async fn closed_within(socket: &mut TcpStream, limit: Duration) -> bool {
     tokio::time::timeout(limit, closed).await.is_ok()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_connection_that_sends_nothing_is_closed() {
     let mut config = eager_config();
     config.first_byte_timeout = Duration::from_millis(300);
@@ -88,7 +93,7 @@ async fn connections_past_the_limit_are_closed_until_there_is_room() {
 
 /// The web console's port has the same bounds, counted apart: a silent connection is closed
 /// after the first byte timeout, one past the limit at once, and a request is answered.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_http_port_closes_silent_connections_and_those_past_the_limit() {
     use tokio::io::AsyncWriteExt;
     let mut config = eager_config();

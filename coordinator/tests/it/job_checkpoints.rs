@@ -5,15 +5,17 @@
 //! and the job starts again from its first bound, still optimal.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use npuzzle_proto::v1;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{connect, free_port, replays_to_blank_first};
+use crate::common::{GoalSpec, assert_optimal, connect, free_port};
+use npuzzle_cluster::testing::Process;
 
-struct Coordinator(Child);
+/// The coordinator binary, killed when dropped.
+struct Coordinator(Process);
 
 impl Coordinator {
     /// The coordinator on `port` with its store in `dir`, checkpointing every second; its log
@@ -24,7 +26,7 @@ impl Coordinator {
             .append(true)
             .open(log)
             .unwrap();
-        Coordinator(
+        Coordinator(Process::spawn(
             Command::new(env!("CARGO_BIN_EXE_npuzzle-coordinator"))
                 .args(["--listen", &format!("127.0.0.1:{port}")])
                 .arg("--cache-dir")
@@ -34,34 +36,20 @@ impl Coordinator {
                 .env("RUST_LOG", "info")
                 .env("NO_COLOR", "1")
                 .stdout(Stdio::null())
-                .stderr(log)
-                .spawn()
-                .expect("the coordinator starts"),
-        )
+                .stderr(log),
+        ))
     }
 
     /// SIGTERM, and waits for the exit: a clean stop (the store closed, its jobs kept).
     fn terminate(mut self) {
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let status = self.0.wait().unwrap();
+        self.0.signal("TERM");
+        let status = self.0.wait();
         assert!(status.success(), "{status:?}");
     }
 
     /// `kill -9`: no drain, no chance to write anything more.
     fn kill(mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Coordinator {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.0.kill();
     }
 }
 
@@ -152,10 +140,11 @@ fn check_optimal(status: &v1::JobStatus) {
     assert_eq!(status.state, v1::JobState::Done as i32, "{status:?}");
     let result = status.result.as_ref().unwrap();
     assert_eq!(result.length, OPTIMAL, "{result:?}");
-    assert!(
-        replays_to_blank_first(BOARD, &result.moves),
-        "{}",
-        result.moves
+    assert_optimal(
+        BOARD,
+        &GoalSpec::BlankFirst,
+        &result.moves,
+        OPTIMAL as usize,
     );
 }
 

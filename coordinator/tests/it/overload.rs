@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{GoalSpec, TestCluster, assert_optimal, eager_config, korf, request};
 use npuzzle_coordinator::Config;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
@@ -84,7 +84,7 @@ async fn past_the_search_limit_requests_are_refused_with_a_retry_hint_and_nothin
         .unwrap()
         .into_inner();
     assert_eq!(answer.length as usize, *length);
-    assert!(replays_to_blank_first(tiles, &answer.moves));
+    assert_optimal(tiles, &GoalSpec::BlankFirst, &answer.moves, *length);
 }
 
 /// A client whose connections come from `source` (any 127.x.y.z address reaches the
@@ -151,7 +151,7 @@ async fn one_client_past_its_own_limit_is_refused_while_another_is_served() {
     cluster.add_worker(1).await;
     let answer = admitted.await.unwrap().unwrap().into_inner();
     assert_eq!(answer.length as usize, *length);
-    assert!(replays_to_blank_first(tiles, &answer.moves));
+    assert_optimal(tiles, &GoalSpec::BlankFirst, &answer.moves, *length);
 
     // The greedy client's searches end and give back its places.
     for w in waiting {

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    EASIEST_KORF, TestCluster, eager_config, korf, replays_to_blank_first, request, tables_5_5_5,
+    EASIEST_KORF, GoalSpec, TestCluster, assert_optimal, eager_config, korf, request, tables_5_5_5,
 };
 use npuzzle_proto::v1;
 use tonic::Code;
@@ -35,8 +35,7 @@ async fn a_worker_with_tables_searches_pdb_jobs_optimally_and_with_fewer_nodes()
             .into_inner();
         assert_eq!(r.outcome, v1::Outcome::Solved as i32, "#{id}: {r:?}");
         assert_eq!(r.length as usize, optimal, "#{id}");
-        assert_eq!(r.moves.len(), optimal, "#{id}");
-        assert!(replays_to_blank_first(&tiles, &r.moves), "#{id}");
+        assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
         assert!(r.units > 0, "#{id} was meant to be distributed: {r:?}");
         assert_eq!(r.heuristic_used, v1::Heuristic::Pdb as i32, "#{id}: {r:?}");
         pdb_nodes += r.nodes;
@@ -47,7 +46,7 @@ async fn a_worker_with_tables_searches_pdb_jobs_optimally_and_with_fewer_nodes()
             .unwrap()
             .into_inner();
         assert_eq!(lc.length as usize, optimal, "#{id}");
-        assert!(replays_to_blank_first(&tiles, &lc.moves), "#{id}");
+        assert_optimal(&tiles, &GoalSpec::BlankFirst, &lc.moves, optimal);
         assert_eq!(lc.heuristic_used, v1::Heuristic::LinearConflict as i32);
         lc_nodes += lc.nodes;
     }
@@ -73,7 +72,7 @@ async fn auto_uses_pattern_databases_once_a_connected_worker_has_them() {
         .await;
     let r = client.solve(auto(&tiles)).await.unwrap().into_inner();
     assert_eq!(r.length as usize, optimal);
-    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
     assert_eq!(r.heuristic_used, v1::Heuristic::Pdb as i32, "{r:?}");
     // Only the worker with tables took part.
     assert_eq!(r.worker_nodes.len(), 1, "{r:?}");
@@ -142,10 +141,7 @@ async fn the_judge_goal_is_served_by_the_same_tables() {
     };
     let r = client.solve(req).await.unwrap().into_inner();
     assert_eq!(r.length, 42, "{r:?}");
-    let board = npuzzle_solver::Board::parse(tiles, None).unwrap();
-    let goal = npuzzle_solver::Goal::blank_last(board.shape());
-    let path = npuzzle_solver::parse_moves(&r.moves).unwrap();
-    assert!(board.verify(&path, &goal).unwrap().reaches_goal);
+    assert_optimal(tiles, &GoalSpec::BlankLast, &r.moves, 42);
     assert!(r.units > 0, "{r:?}");
     assert_eq!(r.heuristic_used, v1::Heuristic::Pdb as i32);
 }
@@ -193,7 +189,7 @@ async fn pdb_units_wait_for_a_worker_with_tables_when_theirs_leaves() {
         (v1::Outcome::Solved as i32, 59),
         "{r:?}"
     );
-    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, 59);
     assert_eq!(r.heuristic_used, v1::Heuristic::Pdb as i32);
     assert!(r.requeued >= 1, "{r:?}");
 }

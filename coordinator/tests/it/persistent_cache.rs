@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{GoalSpec, TestCluster, assert_optimal, eager_config, korf, request};
 use npuzzle_coordinator::Config;
 use npuzzle_coordinator::store::{Answer, FILE_NAME, Store};
 use npuzzle_proto::v1;
@@ -30,7 +30,7 @@ async fn solve_fresh(dir: &Path, tiles: &str, optimal: usize) {
         .into_inner();
     assert!(!first.cached, "{first:?}");
     assert_eq!(first.length as usize, optimal);
-    assert!(replays_to_blank_first(tiles, &first.moves));
+    assert_optimal(tiles, &GoalSpec::BlankFirst, &first.moves, optimal);
     cluster.stop().await;
 }
 
@@ -47,7 +47,7 @@ async fn answered_from_the_store(cluster: &TestCluster, tiles: &str, optimal: us
     assert!(again.cached, "{again:?}");
     assert_eq!((again.units, again.nodes), (0, 0));
     assert_eq!(again.length as usize, optimal);
-    assert!(replays_to_blank_first(tiles, &again.moves));
+    assert_optimal(tiles, &GoalSpec::BlankFirst, &again.moves, optimal);
     again.moves
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{TestCluster, korf, replays_to_blank_first, request};
+use crate::common::{GoalSpec, TestCluster, assert_optimal, korf, request};
 use npuzzle_cluster::testing::eventually;
 use npuzzle_proto::v1;
 
@@ -72,7 +72,7 @@ async fn a_search_waiting_ahead_goes_unstarted_to_a_worker_that_joins() {
         .into_inner();
     assert_eq!(answer.outcome, v1::Outcome::Solved as i32, "{answer:?}");
     assert_eq!(answer.length as usize, next.1);
-    assert!(replays_to_blank_first(&next.2, &answer.moves));
+    assert_optimal(&next.2, &GoalSpec::BlankFirst, &answer.moves, next.1);
     let searched_by: Vec<u64> = answer
         .worker_nodes
         .iter()

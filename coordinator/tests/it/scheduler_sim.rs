@@ -6,6 +6,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use npuzzle_cluster::testing::{assert_optimal, assert_reaches_goal};
 use npuzzle_coordinator::scheduler::{
     Assignment, Capabilities, Checkpoint, ClientId, Command, HandedBack, HeuristicUnavailable,
     JobId, JobOutcome, JobSpec, JobStats, Report, Scheduler, SchedulerConfig, TaskId, UnitResult,
@@ -409,7 +410,5 @@ fn optimal(board: &Board) -> usize {
 
 fn check_optimal(sim: &Sim, job: impl Into<JobId>, root: &Board) {
     let job = job.into();
-    let path = sim.solved_path(job);
-    assert!(root.verify(&path, &korf_goal()).unwrap().reaches_goal);
-    assert_eq!(path.len(), optimal(root));
+    assert_optimal(root, &korf_goal(), &sim.solved_path(job), optimal(root));
 }

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    TestCluster, eager_config, hand_hello, join_with_hello, korf, replays_to_blank_first, request,
+    GoalSpec, TestCluster, assert_optimal, eager_config, hand_hello, join_with_hello, korf, request,
 };
 use npuzzle_proto::v1;
 
@@ -58,7 +58,7 @@ async fn silent_workers_claiming_many_slots_delay_an_answer_by_seconds_only() {
     let took = started.elapsed();
     assert_eq!(r.outcome, v1::Outcome::Solved as i32, "#{id}: {r:?}");
     assert_eq!(r.length as usize, optimal, "#{id}");
-    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
     assert!(
         took < Duration::from_secs(30),
         "#{id} answered after {took:?}"

@@ -3,6 +3,7 @@
 //! in `data/traces` read back, one slot costs what the serial search costs, more slots finish
 //! sooner with the optimal answer, and the same inputs give the same figures.
 
+use npuzzle_cluster::testing::assert_optimal;
 use npuzzle_coordinator::sim::{SimConfig, serial_nodes, simulate};
 use npuzzle_solver::Trace;
 
@@ -20,14 +21,7 @@ fn korf24_40() -> Trace {
 #[test]
 fn a_committed_trace_simulates_from_one_slot_to_many() {
     let trace = korf24_40();
-    assert_eq!(trace.path.len(), 82);
-    assert!(
-        trace
-            .board
-            .verify(&trace.path, &trace.goal)
-            .unwrap()
-            .reaches_goal
-    );
+    assert_optimal(&trace.board, &trace.goal, &trace.path, 82);
     let traces = [trace];
     let one = simulate(
         &traces,

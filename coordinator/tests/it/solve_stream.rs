@@ -1,7 +1,7 @@
 //! `SolveStream`: queued, then each bound as it starts and finishes, with at most an update a
 //! second within it (never per node), then the result; a cached answer is one result event.
 
-use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{GoalSpec, TestCluster, assert_optimal, eager_config, korf, request};
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solve_event::Event;
 
@@ -73,7 +73,7 @@ async fn progress_then_the_optimal_result() {
         (r.outcome, r.length as usize),
         (v1::Outcome::Solved as i32, optimal)
     );
-    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
     assert!(bounds.last().unwrap().bound as usize <= optimal);
 
     // Now cached: a single result event.

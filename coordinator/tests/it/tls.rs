@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    EASIEST_KORF, TestCluster, eager_config, korf, replays_to_blank_first, request,
+    EASIEST_KORF, GoalSpec, TestCluster, assert_optimal, eager_config, korf, request,
 };
 use npuzzle_cluster::testing::certs::pki;
 use npuzzle_coordinator::{Config, ServerTls};
@@ -52,12 +52,7 @@ async fn a_worker_and_a_client_that_trust_the_ca_solve() {
         .unwrap()
         .into_inner();
     assert_eq!(answer.outcome, v1::Outcome::Solved as i32);
-    assert!(
-        replays_to_blank_first(&tiles, &answer.moves),
-        "{}",
-        answer.moves
-    );
-    assert_eq!(answer.moves.len(), optimum);
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &answer.moves, optimum);
     assert!(answer.units > 0, "searched by the worker, over TLS");
 }
 

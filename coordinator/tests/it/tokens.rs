@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::common::{
-    EASIEST_KORF, TestCluster, eager_config, korf, replays_to_blank_first, request,
+    EASIEST_KORF, GoalSpec, TestCluster, assert_optimal, eager_config, korf, request,
 };
 use npuzzle_coordinator::{Auth, AuthError, Config};
 use npuzzle_proto::security::{ClientSecurity, Token};
@@ -110,12 +110,7 @@ async fn solve_needs_the_client_token() {
     let mut right = cluster.client().await;
     let answer = right.solve(board()).await.unwrap().into_inner();
     assert_eq!(answer.outcome, v1::Outcome::Solved as i32);
-    assert!(
-        replays_to_blank_first(&tiles, &answer.moves),
-        "{}",
-        answer.moves
-    );
-    assert_eq!(answer.moves.len(), optimum);
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &answer.moves, optimum);
     assert_eq!(
         right
             .stats(v1::StatsRequest {})

@@ -2,12 +2,17 @@
 //! its HTTP/2 preface a byte at a time is closed once the handshake timeout has passed, and so
 //! is an HTTP connection trickling its request header past the header read timeout, while
 //! clients that speak at a normal pace are served on both ports.
+//!
+//! The trickle's pace and the timeouts are tokio timers, so the tests run on paused time
+//! (`start_paused`: the clock jumps to the next timer whenever every task waits), and measure
+//! it with tokio's `Instant`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::{TestCluster, eager_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 
 /// The HTTP/2 client preface: the magic, then an empty SETTINGS frame.
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00";
@@ -52,7 +57,7 @@ async fn trickle(
     result
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_grpc_connection_trickling_its_preface_is_closed() {
     let mut config = eager_config();
     config.handshake_timeout = Duration::from_millis(600);
@@ -92,7 +97,7 @@ async fn a_grpc_connection_trickling_its_preface_is_closed() {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn an_http_connection_trickling_its_request_is_closed() {
     let mut config = eager_config();
     config.header_read_timeout = Duration::from_millis(600);

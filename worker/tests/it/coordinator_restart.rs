@@ -4,6 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use npuzzle_cluster::testing::Process;
 use npuzzle_coordinator::Config;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
@@ -64,13 +65,13 @@ async fn workers_reconnect_to_a_restarted_coordinator() {
     let url = format!("http://{addr}");
     let (first, task) = start(addr).await;
 
-    let mut worker = Command::new(env!("CARGO_BIN_EXE_npuzzle-worker"))
-        .args(["--coordinator", &url, "--threads", "1"])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let _worker = Process::spawn(
+        Command::new(env!("CARGO_BIN_EXE_npuzzle-worker"))
+            .args(["--coordinator", &url, "--threads", "1"])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     let t = Instant::now();
     while workers(&url).await != Some(1) {
         assert!(t.elapsed() < Duration::from_secs(10), "worker did not join");
@@ -105,6 +106,4 @@ async fn workers_reconnect_to_a_restarted_coordinator() {
     assert_eq!((r.outcome, r.length), (v1::Outcome::Solved as i32, 45));
     assert!(r.units > 0, "served by the reconnected worker: {r:?}");
     second.cancel();
-    let _ = worker.kill();
-    let _ = worker.wait();
 }

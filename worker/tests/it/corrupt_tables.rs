@@ -3,38 +3,27 @@
 //! file is good again, a new worker process (`--pdb-dir`) serves HEURISTIC_PDB.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use npuzzle_cluster::testing::{TestCluster, eventually};
+use npuzzle_cluster::testing::{Process, TestCluster, assert_optimal, eventually};
 use npuzzle_coordinator::Config;
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
-use npuzzle_solver::{Board, Goal, Partition, Shape, parse_moves};
+use npuzzle_solver::{GoalSpec, Partition, Shape};
 use npuzzle_worker::tables::TableStore;
 
-/// A worker process, killed when dropped.
-struct Worker(Child);
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn_worker(url: &str, pdb_dir: &Path, log: &Path) -> Worker {
+/// The worker binary (killed when dropped), logging to `log`.
+fn spawn_worker(url: &str, pdb_dir: &Path, log: &Path) -> Process {
     let log = std::fs::File::create(log).unwrap();
-    Worker(
+    Process::spawn(
         Command::new(env!("CARGO_BIN_EXE_npuzzle-worker"))
             .args(["--coordinator", url, "--threads", "1", "--pdb-dir"])
             .arg(pdb_dir)
             .env("RUST_LOG", "warn")
             .env("NO_COLOR", "1")
             .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("worker starts"),
+            .stderr(log),
     )
 }
 
@@ -65,16 +54,15 @@ fn korf_12(heuristic: v1::Heuristic) -> v1::SolveRequest {
     }
 }
 
-fn assert_optimal(r: &v1::SolveResponse) {
+/// Korf #12 answered optimally, by the worker.
+fn assert_korf_12_solved(r: &v1::SolveResponse) {
     assert_eq!(
         (r.outcome, r.length),
         (v1::Outcome::Solved as i32, 45),
         "{r:?}"
     );
-    let board = Board::parse("14 1 9 6 4 8 12 5 7 2 3 0 10 11 13 15", None).unwrap();
-    let path = parse_moves(&r.moves).unwrap();
-    let goal = Goal::blank_first(board.shape());
-    assert!(board.verify(&path, &goal).unwrap().reaches_goal);
+    let tiles = "14 1 9 6 4 8 12 5 7 2 3 0 10 11 13 15";
+    assert_optimal(tiles, &GoalSpec::BlankFirst, &r.moves, 45);
     assert!(r.units > 0, "served by the worker: {r:?}");
 }
 
@@ -112,7 +100,7 @@ async fn a_corrupt_table_is_skipped_with_a_warning_and_the_worker_serves_lc() {
     assert_eq!(err.code(), tonic::Code::FailedPrecondition, "{err:?}");
     for heuristic in [v1::Heuristic::LinearConflict, v1::Heuristic::Auto] {
         let r = client.solve(korf_12(heuristic)).await.unwrap().into_inner();
-        assert_optimal(&r);
+        assert_korf_12_solved(&r);
         assert_eq!(r.heuristic_used, v1::Heuristic::LinearConflict as i32);
     }
     drop(worker);
@@ -138,7 +126,7 @@ async fn a_corrupt_table_is_skipped_with_a_warning_and_the_worker_serves_lc() {
         .await
         .unwrap()
         .into_inner();
-    assert_optimal(&r);
+    assert_korf_12_solved(&r);
     assert_eq!(r.heuristic_used, v1::Heuristic::Pdb as i32);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,13 +3,11 @@
 //! worker keeps trying); a coordinator that refuses its token stops it (an ERROR, exit status 1,
 //! the token never printed).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use npuzzle_cluster::Options;
-use npuzzle_cluster::testing::{ClusterThread, certs};
+use npuzzle_cluster::testing::{ClusterThread, Process, certs};
 use npuzzle_coordinator::{Auth, Config, ServerTls};
 use npuzzle_proto::security::{PemCertificates, Token};
 
@@ -26,7 +24,7 @@ fn start_coordinator(config: Config, tls_ca: Option<PemCertificates>) -> Cluster
 
 /// The worker binary with `args`, JSON logs on stderr, and no token or TLS settings from the
 /// environment.
-fn worker(args: &[&str]) -> Child {
+fn worker(args: &[&str]) -> Process {
     let empty = std::env::temp_dir().join(format!("npuzzle-no-tables-{}", std::process::id()));
     let mut command = Command::new(env!("CARGO_BIN_EXE_npuzzle-worker"));
     command
@@ -42,27 +40,17 @@ fn worker(args: &[&str]) -> Child {
     ] {
         command.env_remove(name);
     }
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the worker starts")
+    Process::spawn(
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
 }
 
-/// Stderr lines of `child` as JSON objects, as they come.
-fn log_lines(child: &mut Child) -> mpsc::Receiver<serde_json::Value> {
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let event = serde_json::from_str(&line).unwrap_or(serde_json::json!({ "raw": line }));
-            if tx.send(event).is_err() {
-                break;
-            }
-        }
-    });
-    rx
+/// A stderr line of the worker as a JSON object (`{"raw": line}` if it is not one).
+fn event(line: &str) -> serde_json::Value {
+    serde_json::from_str(line).unwrap_or(serde_json::json!({ "raw": line }))
 }
 
 #[test]
@@ -76,13 +64,14 @@ fn a_coordinator_whose_certificate_does_not_verify_is_never_joined() {
     let url = cluster.url.clone();
     let other_ca = pki.other_ca.to_str().unwrap();
     let mut child = worker(&["--coordinator", &url, "--tls-ca", other_ca]);
-    let lines = log_lines(&mut child);
+    let lines = child.stderr_lines();
     let started = Instant::now();
     let mut errors = 0;
     while errors < 2 && started.elapsed() < Duration::from_secs(30) {
-        let Ok(event) = lines.recv_timeout(Duration::from_secs(1)) else {
+        let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) else {
             continue;
         };
+        let event = event(&line);
         assert_ne!(event["message"], "joined", "{event}");
         if event["level"] == "ERROR" {
             let why = event["tls_error"].as_str().unwrap_or_default();
@@ -98,9 +87,8 @@ fn a_coordinator_whose_certificate_does_not_verify_is_never_joined() {
     }
     // Two errors: it tried again rather than exit.
     assert_eq!(errors, 2, "no ERROR naming the certificate failure");
-    assert!(child.try_wait().unwrap().is_none(), "the worker exited");
-    let _ = child.kill();
-    let _ = child.wait();
+    assert!(child.try_wait().is_none(), "the worker exited");
+    child.kill();
     cluster.stop();
 }
 
@@ -124,10 +112,10 @@ fn a_refused_token_stops_the_worker() {
         "--token-file",
         token_file.to_str().unwrap(),
     ]);
-    let lines = log_lines(&mut child);
+    let lines = child.stderr_lines();
     let started = Instant::now();
     let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = child.try_wait() {
             break status;
         }
         assert!(
@@ -137,7 +125,7 @@ fn a_refused_token_stops_the_worker() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(1));
-    let events: Vec<serde_json::Value> = lines.iter().collect();
+    let events: Vec<serde_json::Value> = lines.iter().map(|l| event(&l)).collect();
     let text = events
         .iter()
         .map(ToString::to_string)

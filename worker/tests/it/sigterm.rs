@@ -1,16 +1,16 @@
 //! SIGTERM on a real worker process in the middle of a job: it stops at once, exits 0, and its
 //! units go back to the queue as soon as its stream closes — long before its lease would expire.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker, stats,
-    stop_while_holding_a_unit, tiles,
+    blank_first_request, solve_until_both_busy, spawn_worker, stats, stop_while_holding_a_unit,
+    tiles,
 };
-use npuzzle_cluster::testing::TestCluster;
+use npuzzle_cluster::testing::{TestCluster, assert_optimal};
 use npuzzle_coordinator::{Config, HttpListener, SchedulerConfig};
 use npuzzle_proto::v1;
+use npuzzle_solver::GoalSpec;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
@@ -42,15 +42,10 @@ async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
     // Terminated while it holds a unit: stopped there, sent SIGTERM, then let run to receive it.
     stop_while_holding_a_unit(&a, http_address, "a").await;
     let terminated = Instant::now();
-    for signal in ["-TERM", "-CONT"] {
-        let sent = Command::new("kill")
-            .args([signal, &a.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success(), "kill {signal}");
-    }
+    a.signal("TERM");
+    a.signal("CONT");
     let exit = loop {
-        if let Some(status) = a.0.try_wait().unwrap() {
+        if let Some(status) = a.try_wait() {
             break status;
         }
         assert!(
@@ -73,7 +68,7 @@ async fn a_terminated_worker_exits_zero_and_its_units_are_requeued_at_once() {
     let r = call.await.unwrap().unwrap().into_inner();
     assert_eq!(r.outcome, v1::Outcome::Solved as i32, "{r:?}");
     assert_eq!(r.length, 59);
-    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, 59);
     assert!(
         r.requeued >= 1,
         "the worker's units were not requeued: {r:?}"

@@ -2,12 +2,13 @@
 //! unit; its units go back to the queue and the answer is still optimal.
 
 use crate::common::{
-    blank_first_request, replays_to_blank_first, solve_until_both_busy, spawn_worker, stats,
-    stop_while_holding_a_unit, tiles,
+    blank_first_request, solve_until_both_busy, spawn_worker, stats, stop_while_holding_a_unit,
+    tiles,
 };
-use npuzzle_cluster::testing::TestCluster;
+use npuzzle_cluster::testing::{TestCluster, assert_optimal};
 use npuzzle_coordinator::{Config, HttpListener};
 use npuzzle_proto::v1;
+use npuzzle_solver::GoalSpec;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_worker_process_does_not_lose_the_answer() {
@@ -32,13 +33,12 @@ async fn a_killed_worker_process_does_not_lose_the_answer() {
     let call = solve_until_both_busy(&url, blank_first_request(&tiles)).await;
     // Killed while it holds a unit, so that its loss is what the answer survives.
     stop_while_holding_a_unit(&a, http_address, "a").await;
-    a.0.kill().unwrap(); // SIGKILL
-    a.0.wait().unwrap();
+    a.kill(); // SIGKILL, and reaped
 
     let r = call.await.unwrap().unwrap().into_inner();
     assert_eq!(r.outcome, v1::Outcome::Solved as i32, "{r:?}");
     assert_eq!(r.length, 59);
-    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, 59);
     assert!(
         r.requeued >= 1,
         "the killed worker's unit was not requeued: {r:?}"

@@ -6,9 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-pub use npuzzle_cluster::testing::korf::{EASIEST_KORF, korf, replays_to_blank_first, request};
-pub use npuzzle_cluster::testing::{TestCluster, eager_config};
+pub use npuzzle_cluster::testing::korf::{EASIEST_KORF, korf, request};
+pub use npuzzle_cluster::testing::{
+    TestCluster, assert_optimal, assert_reaches_goal, eager_config,
+};
 use npuzzle_proto::v1;
+pub use npuzzle_solver::GoalSpec;
 
 /// A directory holding 4x4 `5-5-5` pattern databases (the larger partitions take far too long
 /// for tests). It lives in cargo's scratch directory for integration tests and is kept between

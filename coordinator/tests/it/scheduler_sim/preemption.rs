@@ -91,14 +91,8 @@ fn a_new_search_behind_a_long_one_gets_a_thread_at_once() {
             "prefetch {prefetch}: the newcomer runs once the ask is answered: {queue:?} (sent before: {easy_started_before_answer})"
         );
         sim.run(&[(1, 1)], false);
-        assert_eq!(sim.solved_path(2).len(), 3);
         check_optimal(&sim, 1, &long_root);
-        assert!(
-            easy_root
-                .verify(&sim.solved_path(2), &korf_goal())
-                .unwrap()
-                .reaches_goal
-        );
+        assert_optimal(&easy_root, &korf_goal(), &sim.solved_path(2), 3);
     }
 }
 

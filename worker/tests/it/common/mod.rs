@@ -2,34 +2,22 @@
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use npuzzle_cluster::testing::eventually;
 use npuzzle_cluster::testing::prometheus;
+use npuzzle_cluster::testing::{Process, eventually};
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solver_client::SolverClient;
 
-/// A worker process, killed when dropped.
-pub struct Worker(pub Child);
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The real `npuzzle-worker` binary with one search thread.
-pub fn spawn_worker(url: &str, name: &str) -> Worker {
-    Worker(
+/// The real `npuzzle-worker` binary with one search thread (killed when dropped).
+pub fn spawn_worker(url: &str, name: &str) -> Process {
+    Process::spawn(
         Command::new(env!("CARGO_BIN_EXE_npuzzle-worker"))
             .args(["--coordinator", url, "--threads", "1", "--name", name])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("worker starts"),
+            .stderr(Stdio::null()),
     )
 }
 
@@ -62,8 +50,8 @@ pub async fn busy_slots_of(http: SocketAddr, name: &str) -> u64 {
 /// change from its side. Each try lets the messages it sent before stopping arrive (50 ms)
 /// before asking; if it holds nothing it runs on (SIGCONT) and is tried again.
 #[cfg(unix)]
-pub async fn stop_while_holding_a_unit(worker: &Worker, http: SocketAddr, name: &str) {
-    let pid = worker.0.id() as libc::pid_t;
+pub async fn stop_while_holding_a_unit(worker: &Process, http: SocketAddr, name: &str) {
+    let pid = worker.id() as libc::pid_t;
     let began = Instant::now();
     loop {
         // SAFETY: kill(2) with a child's pid and a signal number; no memory is involved.
@@ -124,16 +112,4 @@ pub async fn solve_until_both_busy(
     .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     call
-}
-
-/// Whether `moves` take the 4x4 `tiles` to the blank-first goal.
-pub fn replays_to_blank_first(tiles: &[u32], moves: &str) -> bool {
-    let board = npuzzle_solver::Board::new(
-        npuzzle_solver::Shape::new(4, 4).unwrap(),
-        &tiles.iter().map(|&t| t as u8).collect::<Vec<_>>(),
-    )
-    .unwrap();
-    let goal = npuzzle_solver::Goal::blank_first(board.shape());
-    let path = npuzzle_solver::parse_moves(moves).unwrap();
-    board.verify(&path, &goal).unwrap().reaches_goal
 }
