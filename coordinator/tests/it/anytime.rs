@@ -3,7 +3,9 @@
 //! incumbent; an optimal request never gets a path that is not proven optimal, from the search
 //! or from the cache.
 
-use crate::common::{TestCluster, eager_config, korf, replays_to_blank_first, request};
+use crate::common::{
+    GoalSpec, TestCluster, assert_optimal, assert_reaches_goal, eager_config, korf, request,
+};
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solve_event::Event;
 
@@ -19,7 +21,7 @@ async fn a_deadline_answers_with_a_legal_path_and_the_lower_bound_proven() {
     let r = client.solve(req).await.unwrap().into_inner();
     assert_eq!(r.outcome, v1::Outcome::DeadlineExceeded as i32, "{r:?}");
     assert!(!r.optimal, "{r:?}");
-    assert!(replays_to_blank_first(&tiles, &r.moves), "{r:?}");
+    assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &r.moves);
     assert_eq!(r.length as usize, r.moves.len());
     assert!(r.length as usize >= optimal, "{r:?}");
     assert!(
@@ -44,7 +46,7 @@ async fn a_request_with_a_factor_gets_a_path_within_it() {
             v1::Outcome::Solved as i32,
             "#{id} w={within}: {r:?}"
         );
-        assert!(replays_to_blank_first(&tiles, &r.moves), "#{id}: {r:?}");
+        assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &r.moves);
         let length = r.length as usize;
         assert!(
             length >= optimal && length as f64 <= within * optimal as f64,
@@ -72,8 +74,8 @@ async fn an_optimal_request_is_never_answered_by_a_bounded_answer_from_the_cache
         .await
         .unwrap()
         .into_inner();
-    assert_eq!((r.length as usize, r.optimal), (optimal, true), "{r:?}");
-    assert!(replays_to_blank_first(&tiles, &r.moves));
+    assert!(r.optimal, "{r:?}");
+    assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
     // Now the optimal path is cached, and it serves any factor.
     let mut req = request(&tiles, v1::GoalKind::BlankFirst);
     req.within = 2.0;
@@ -106,7 +108,7 @@ async fn the_stream_shows_the_incumbent_with_its_gap_until_the_deadline() {
         bounds.iter().filter(|b| b.incumbent_length > 0).collect();
     assert!(!with_incumbent.is_empty(), "{bounds:?}");
     for b in &with_incumbent {
-        assert!(replays_to_blank_first(&tiles, &b.incumbent_moves), "{b:?}");
+        assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &b.incumbent_moves);
         assert_eq!(b.incumbent_length as usize, b.incumbent_moves.len());
         assert!(b.incumbent_length as usize >= optimal);
         assert!(b.lower_bound <= b.incumbent_length, "{b:?}");
@@ -122,10 +124,8 @@ async fn the_stream_shows_the_incumbent_with_its_gap_until_the_deadline() {
         panic!("no result: {events:?}")
     };
     assert_eq!(r.outcome, v1::Outcome::DeadlineExceeded as i32, "{r:?}");
-    assert!(
-        !r.optimal && replays_to_blank_first(&tiles, &r.moves),
-        "{r:?}"
-    );
+    assert!(!r.optimal, "{r:?}");
+    assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &r.moves);
     let last = bounds.last().expect("progress");
     assert!(r.lower_bound >= last.lower_bound, "{r:?}");
     assert!(r.length <= with_incumbent[0].incumbent_length, "{r:?}");
@@ -144,8 +144,8 @@ async fn an_optimal_answer_says_it_is_proven() {
             .await
             .unwrap()
             .into_inner();
-        assert_eq!((r.length as usize, r.optimal), (optimal, true), "{r:?}");
+        assert!(r.optimal, "{r:?}");
         assert_eq!(r.lower_bound as usize, optimal);
-        assert!(replays_to_blank_first(&tiles, &r.moves));
+        assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
     }
 }
