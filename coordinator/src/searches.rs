@@ -333,7 +333,7 @@ impl Searches {
         {
             if self.cache.insert(&board, &goal, path)
                 && let Some(store) = &self.store
-                && !store.save(crate::store::Answer {
+                && !store.save(crate::store::StoredAnswer {
                     board,
                     goal,
                     path: path.clone(),
@@ -508,19 +508,20 @@ impl Searches {
         let weight = flight.weight;
         // What the incumbent is known to be within, by how it was found.
         let mut incumbent_within: Option<Weight> = None;
+        // The incumbent settled the flight: the job is cancelled, and its end (with what it
+        // cost) awaited.
+        let mut settled: Option<FlightEnd> = None;
         loop {
             let event = tokio::select! {
                 event = rx.recv() => event,
-                quick = async { incumbent.as_mut().expect("guarded").await }, if incumbent.is_some() => {
+                quick = async { incumbent.as_mut().expect("guarded").await }, if incumbent.is_some() && settled.is_none() => {
                     incumbent = None;
                     if let Ok(quick) = quick {
                         tracing::debug!(length = quick.path.len(), weight = %quick.weight, "incumbent");
                         incumbent_within = Some(quick.weight);
                         flight.state.send_modify(|s| s.incumbent = Some(quick.path));
                     }
-                    if let Some(end) = self.settled(flight, incumbent_within, probe_nodes, heuristic) {
-                        return end;
-                    }
+                    settled = self.settled(flight, incumbent_within, heuristic);
                     continue;
                 }
             };
@@ -547,10 +548,8 @@ impl Searches {
                         s.bound_finished = finished;
                         s.bounds_seen.report(bound, nodes, finished, Instant::now());
                     });
-                    if let Some(end) =
-                        self.settled(flight, incumbent_within, probe_nodes, heuristic)
-                    {
-                        return end;
+                    if settled.is_none() {
+                        settled = self.settled(flight, incumbent_within, heuristic);
                     }
                 }
                 JobEvent::Finished { outcome, stats } => {
@@ -562,6 +561,18 @@ impl Searches {
                         "job finished"
                     );
                     return match outcome {
+                        // Ended for the incumbent: the answer with what the search cost.
+                        JobOutcome::Cancelled { .. } if settled.is_some() => {
+                            let mut end = settled.take().expect("guarded");
+                            if let FlightEnd::Solved {
+                                nodes, stats: s, ..
+                            } = &mut end
+                            {
+                                *nodes = stats.nodes + probe_nodes;
+                                *s = Some(stats);
+                            }
+                            end
+                        }
                         JobOutcome::Solved { path } => {
                             // Found under the last bound, every one below it exhausted.
                             let bound = stats.bounds.last().copied().unwrap_or(0);
@@ -576,20 +587,19 @@ impl Searches {
             }
         }
         // The cluster task ended: the coordinator is shutting down.
-        FlightEnd::ShuttingDown {
+        settled.unwrap_or_else(|| FlightEnd::ShuttingDown {
             lower_bound: flight.state.borrow().lower_bound,
-        }
+        })
     }
 
     /// The flight's end with its incumbent, when that settles it: no longer than the lower
     /// bound proven (optimal: all solutions share the board's parity, so the search stops
     /// without the bound that would find it), or known to be within the flight's factor. The
-    /// job is cancelled then.
+    /// job is cancelled then (its end brings what it cost).
     fn settled(
         &self,
         flight: &Flight,
         within: Option<Weight>,
-        probe_nodes: u64,
         heuristic: HeuristicKind,
     ) -> Option<FlightEnd> {
         let state = flight.state.borrow();
@@ -611,7 +621,7 @@ impl Searches {
         self.cluster.cancel(flight.job);
         Some(FlightEnd::Solved {
             path: path.clone(),
-            nodes: state.nodes.max(probe_nodes),
+            nodes: state.nodes,
             stats: None,
             heuristic,
             optimal,

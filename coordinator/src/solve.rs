@@ -107,7 +107,7 @@ impl SolveError {
 
 /// The `outcome` label of an answer in the coordinator's metrics: what the request ended with,
 /// or why it was refused ([`SolveError::outcome`]).
-pub(crate) fn outcome(answer: &Answer) -> &'static str {
+pub(crate) fn outcome(answer: &Reply) -> &'static str {
     match answer {
         Ok(r) => response_outcome(r),
         Err(error) => error.outcome(),
@@ -145,7 +145,7 @@ pub(crate) enum InvalidRequest {
 
 /// What a request ends with: a response (solved, unsolvable, cancelled, deadline passed), or
 /// why there is none.
-pub(crate) type Answer = Result<v1::SolveResponse, SolveError>;
+pub(crate) type Reply = Result<v1::SolveResponse, SolveError>;
 
 /// A validated request.
 pub(crate) struct Puzzle {
@@ -201,7 +201,7 @@ impl Search {
 
 /// How waiting on a flight ended.
 enum Waited {
-    Answer(Answer),
+    Answer(Reply),
     /// The request asked for `HEURISTIC_AUTO`, the flight's pattern databases are served by no
     /// connected worker any more (one that claimed them refused its units), but connected
     /// workers serve this heuristic: search with it instead.
@@ -300,7 +300,7 @@ impl Pipeline {
         request: &v1::SolveRequest,
         transport: Option<Duration>,
         client: Option<IpAddr>,
-    ) -> Answer {
+    ) -> Reply {
         let started = Instant::now();
         let answer = match self.begin(request, transport, client, started).await {
             Ok(Begun::Answered(response)) => Ok(response),
@@ -472,7 +472,7 @@ impl Pipeline {
         search: &Search,
         mut joined: impl FnMut(&Flight),
         mut progress: impl FnMut(&FlightState),
-    ) -> Answer {
+    ) -> Reply {
         let p = &search.puzzle;
         let mut heuristic = search.heuristic;
         loop {
@@ -582,7 +582,7 @@ impl Pipeline {
 }
 
 /// The answer a flight's `end` gives a request that came at `started`.
-fn finish(end: &FlightEnd, started: Instant) -> Answer {
+fn finish(end: &FlightEnd, started: Instant) -> Reply {
     let millis = millis_since(started);
     match end {
         FlightEnd::Solved {

@@ -137,13 +137,13 @@ fn decode_value(value: &[u8]) -> Option<(u64, Vec<Move>)> {
 
 /// One stored answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Answer {
+pub struct StoredAnswer {
     pub board: Board,
     pub goal: Goal,
     pub path: Vec<Move>,
 }
 
-impl Answer {
+impl StoredAnswer {
     /// Whether the path replays from the board to the goal.
     pub fn replays(&self) -> bool {
         self.board
@@ -166,7 +166,7 @@ pub struct Opened {
     pub store: Store,
     /// The newest answers that fill the cache (their paths' states add up to about
     /// `capacity`), oldest first, each replayed.
-    pub answers: Vec<Answer>,
+    pub answers: Vec<StoredAnswer>,
     /// Answers in the store, all replayed (including those not in `answers`).
     pub valid: usize,
     /// Entries dropped and deleted: they did not decode or did not replay.
@@ -248,7 +248,7 @@ impl Store {
                 let answer = value.and_then(|v| {
                     let (stored_seq, path) = decode_value(v.value())?;
                     let (board, goal) = decode_key(&key).ok()?;
-                    let answer = Answer { board, goal, path };
+                    let answer = StoredAnswer { board, goal, path };
                     (stored_seq == seq && answer.replays()).then_some(answer)
                 });
                 match answer {
@@ -323,7 +323,7 @@ impl Store {
 
     /// Writes `batch` in one transaction (a later answer for the same key replaces the earlier
     /// one) and prunes the oldest answers past the capacity.
-    pub fn put(&mut self, batch: &[Answer]) -> Result<(), StoreError> {
+    pub fn put(&mut self, batch: &[StoredAnswer]) -> Result<(), StoreError> {
         self.put_inner(batch).map_err(|source| StoreError::Redb {
             file: self.file.clone(),
             source: Box::new(source),
@@ -332,7 +332,7 @@ impl Store {
 
     // redb's error is large; it is boxed at this module's boundary.
     #[allow(clippy::result_large_err)]
-    fn put_inner(&mut self, batch: &[Answer]) -> Result<(), redb::Error> {
+    fn put_inner(&mut self, batch: &[StoredAnswer]) -> Result<(), redb::Error> {
         let txn = self.db.begin_write()?;
         {
             let mut stored = txn.open_table(ANSWERS)?;
@@ -478,7 +478,7 @@ pub enum JobChange {
 }
 
 enum Message {
-    Put(Answer),
+    Put(StoredAnswer),
     Job(JobChange),
     Close,
 }
@@ -506,7 +506,7 @@ impl Writer {
     }
 
     /// Queues `answer` for the store; never waits. Returns whether it was queued.
-    pub fn save(&self, answer: Answer) -> bool {
+    pub fn save(&self, answer: StoredAnswer) -> bool {
         match self.sender.try_send(Message::Put(answer)) {
             Ok(()) => true,
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
@@ -587,9 +587,9 @@ mod tests {
         Board::parse(text, None).unwrap()
     }
 
-    fn answer(tiles: &str, moves: &str) -> Answer {
+    fn answer(tiles: &str, moves: &str) -> StoredAnswer {
         let board = board(tiles);
-        Answer {
+        StoredAnswer {
             goal: Goal::blank_last(board.shape()),
             board,
             path: parse_moves(moves).unwrap(),
@@ -638,7 +638,7 @@ mod tests {
         let opened = Store::open(dir.path(), 3).unwrap();
         assert!(opened.answers.is_empty() && opened.set_aside.is_none());
         let mut store = opened.store;
-        let batch: Vec<Answer> = [
+        let batch: Vec<StoredAnswer> = [
             ("1 2 3 4 5 6 7 0 8", "R"),
             ("1 2 3 4 5 6 0 7 8", "RR"),
             ("1 2 3 4 0 6 7 5 8", "DR"),

@@ -116,7 +116,7 @@ pub(super) fn check_path(
 }
 
 /// How a request went.
-pub(super) struct Answer {
+pub(super) struct Served {
     pub(super) kind: Kind,
     pub(super) verdict: Verdict,
     /// From the first try to the answer, retry waits included.
@@ -150,7 +150,7 @@ pub(super) async fn ask(
     goal: &Goal,
     plan: &LoadPlan,
     rng: &mut impl Rng,
-) -> Answer {
+) -> Served {
     let started = Instant::now();
     let deadline = started + plan.timeout;
     let mut retries = 0u64;
@@ -182,7 +182,7 @@ pub(super) async fn ask(
             Ok(answer) => break answer.map(tonic::Response::into_inner),
         }
     };
-    Answer {
+    Served {
         kind: item.kind,
         verdict: judge(&item.expect, goal, &answer),
         millis: started.elapsed().as_secs_f64() * 1e3,
@@ -195,7 +195,7 @@ pub(super) async fn ask(
 
 /// What one phase (warm-up or measured run) produced.
 pub(super) struct Phase {
-    pub(super) answers: Vec<Answer>,
+    pub(super) answers: Vec<Served>,
     /// Requests taken by a client whose task ended without an answer (a panic): lost.
     pub(super) vanished: usize,
     pub(super) not_sent: usize,

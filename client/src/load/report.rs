@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::drive::{Answer, Verdict};
+use super::drive::{Served, Verdict};
 use super::plan::Kind;
 use crate::cluster_bench::percentile;
 
@@ -52,7 +52,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub(super) fn of<'a>(answers: impl Iterator<Item = &'a Answer>) -> Tally {
+    pub(super) fn of<'a>(answers: impl Iterator<Item = &'a Served>) -> Tally {
         let mut tally = Tally::default();
         let mut millis = Vec::new();
         for a in answers {

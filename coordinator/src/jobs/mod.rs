@@ -50,7 +50,7 @@ pub(crate) enum JobError {
 }
 
 /// One job: its state for readers, and what stops its search.
-pub(crate) struct Job {
+pub(crate) struct DetachedJob {
     submitted: Instant,
     status: watch::Sender<v1::JobStatus>,
     cancel: CancellationToken,
@@ -58,10 +58,10 @@ pub(crate) struct Job {
     finished: Mutex<Option<Instant>>,
 }
 
-impl Job {
+impl DetachedJob {
     /// A running job for `request`, resumed `resumed` times so far.
-    fn new(id: &str, request: &v1::SolveRequest, resumed: u32) -> Job {
-        Job {
+    fn new(id: &str, request: &v1::SolveRequest, resumed: u32) -> DetachedJob {
+        DetachedJob {
             submitted: Instant::now(),
             status: watch::Sender::new(v1::JobStatus {
                 id: id.to_string(),
@@ -115,12 +115,12 @@ pub(crate) fn is_final(state: i32) -> bool {
 /// The jobs kept, by id.
 #[derive(Default)]
 pub(crate) struct JobTable {
-    map: Mutex<HashMap<String, Arc<Job>>>,
+    map: Mutex<HashMap<String, Arc<DetachedJob>>>,
 }
 
 impl JobTable {
     /// The job `id`, if it is kept.
-    pub fn get(&self, id: &str) -> Result<Arc<Job>, JobError> {
+    pub fn get(&self, id: &str) -> Result<Arc<DetachedJob>, JobError> {
         let id = parse_id(id)?;
         let map = self
             .map
@@ -130,8 +130,8 @@ impl JobTable {
     }
 
     /// Every job kept, oldest first.
-    pub fn list(&self) -> Vec<Arc<Job>> {
-        let mut jobs: Vec<Arc<Job>> = self
+    pub fn list(&self) -> Vec<Arc<DetachedJob>> {
+        let mut jobs: Vec<Arc<DetachedJob>> = self
             .map
             .lock()
             .map(|m| m.values().cloned().collect())
@@ -142,7 +142,7 @@ impl JobTable {
 
     /// Makes room by dropping the job that finished first (its answer stays in the cache), so
     /// that finished jobs never keep new ones out; false when every job kept is running.
-    fn evict_oldest_finished(map: &mut HashMap<String, Arc<Job>>) -> bool {
+    fn evict_oldest_finished(map: &mut HashMap<String, Arc<DetachedJob>>) -> bool {
         let oldest = map
             .iter()
             .filter_map(|(id, job)| Some((job.finished_at()?, id.clone())))
@@ -151,7 +151,7 @@ impl JobTable {
     }
 
     /// Drops the jobs that finished more than `ttl` ago.
-    fn expire(map: &mut HashMap<String, Arc<Job>>, ttl: Duration) {
+    fn expire(map: &mut HashMap<String, Arc<DetachedJob>>, ttl: Duration) {
         map.retain(|_, job| job.finished_at().is_none_or(|at| at.elapsed() < ttl));
     }
 }
@@ -210,7 +210,7 @@ impl Jobs {
     }
 
     /// The job `id`, if it is kept.
-    pub(crate) fn get(&self, id: &str) -> Result<Arc<Job>, JobError> {
+    pub(crate) fn get(&self, id: &str) -> Result<Arc<DetachedJob>, JobError> {
         self.table.get(id)
     }
 
@@ -221,7 +221,7 @@ impl Jobs {
         self: &Arc<Self>,
         request: &v1::SolveRequest,
         client: Option<IpAddr>,
-    ) -> Result<Arc<Job>, JobError> {
+    ) -> Result<Arc<DetachedJob>, JobError> {
         self.start(request, client, None).await
     }
 
@@ -238,7 +238,7 @@ impl Jobs {
             if let Ok(mut map) = self.table.map.lock() {
                 map.insert(
                     r.id.clone(),
-                    Arc::new(Job::new(&r.id, &r.request, r.resumed)),
+                    Arc::new(DetachedJob::new(&r.id, &r.request, r.resumed)),
                 );
             }
         }
@@ -276,7 +276,7 @@ impl Jobs {
         request: &v1::SolveRequest,
         client: Option<IpAddr>,
         resume: Option<Resume>,
-    ) -> Result<Arc<Job>, JobError> {
+    ) -> Result<Arc<DetachedJob>, JobError> {
         let started = Instant::now();
         let puzzle = self
             .pipeline
@@ -303,7 +303,7 @@ impl Jobs {
                     {
                         return Err(JobError::Full);
                     }
-                    let job = Arc::new(Job::new(&id, request, resumed));
+                    let job = Arc::new(DetachedJob::new(&id, request, resumed));
                     map.insert(id.clone(), job.clone());
                     job
                 }
@@ -398,7 +398,7 @@ impl Jobs {
 
     /// Cancels job `id` if it is running (its search stops unless a call waits on the same
     /// puzzle); returns it.
-    pub(crate) fn cancel(&self, id: &str) -> Result<Arc<Job>, JobError> {
+    pub(crate) fn cancel(&self, id: &str) -> Result<Arc<DetachedJob>, JobError> {
         let job = self.table.get(id)?;
         job.finish(|s| s.state = v1::JobState::Cancelled as i32);
         job.cancel.cancel();
@@ -406,7 +406,7 @@ impl Jobs {
     }
 
     /// The jobs kept, oldest first (finished ones past their time dropped first).
-    pub(crate) fn list(&self) -> Vec<Arc<Job>> {
+    pub(crate) fn list(&self) -> Vec<Arc<DetachedJob>> {
         if let Ok(mut map) = self.table.map.lock() {
             JobTable::expire(&mut map, self.ttl);
         }
@@ -461,8 +461,8 @@ mod tests {
         assert_eq!(shown.len(), 40);
     }
 
-    fn job(finished: Option<Instant>) -> Arc<Job> {
-        Arc::new(Job {
+    fn job(finished: Option<Instant>) -> Arc<DetachedJob> {
+        Arc::new(DetachedJob {
             submitted: Instant::now(),
             status: watch::Sender::new(v1::JobStatus::default()),
             cancel: CancellationToken::new(),

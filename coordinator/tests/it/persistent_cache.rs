@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::common::{GoalSpec, TestCluster, assert_optimal, eager_config, korf, request};
 use npuzzle_coordinator::Config;
-use npuzzle_coordinator::store::{Answer, FILE_NAME, Store};
+use npuzzle_coordinator::store::{FILE_NAME, Store, StoredAnswer};
 use npuzzle_proto::v1;
 use npuzzle_solver::{Board, Goal, parse_moves};
 
@@ -108,12 +108,12 @@ async fn entries_that_do_not_replay_are_dropped() {
         let mut store = opened.store;
         store
             .put(&[
-                Answer {
+                StoredAnswer {
                     board: forged_board,
                     goal,
                     path: forged_path,
                 },
-                Answer {
+                StoredAnswer {
                     board: small,
                     goal: Goal::blank_first(small.shape()),
                     path: small_path,
