@@ -9,6 +9,7 @@
 #   bench/anytime.sh optimal  NPUZZLE PDB_DIR [IDS]    # optimal, one at a time (default: the ten easiest)
 #
 # IDS: ids from data/korf24_50.txt, space-separated (default: all 50, or the ten easiest).
+# LIMIT=SECS in the environment stops the batch after SECS and reports the boards answered.
 # Prints one line per board (id, optimum, status, length, ratio, lower bound, ms, nodes) and a
 # summary; exits 1 if a path does not replay or breaks its guarantee.
 set -euo pipefail
@@ -33,7 +34,7 @@ done >"$work/instances.txt"
 cut -d' ' -f3- "$work/instances.txt" >"$work/boards.txt"
 echo "=== $mode ${args[*]} $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "host: $(lscpu | sed -n 's/^Model name: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p')"
-/usr/bin/time -f "wall %e s, peak %M KB" "$bin" batch "$work/boards.txt" \
+timeout "${LIMIT:-100000}" /usr/bin/time -f "wall %e s, peak %M KB" "$bin" batch "$work/boards.txt" \
   --goal blank-first --heuristic pdb --pdb-dir "$dir" --output jsonl "${args[@]}" \
   --out "$work/out.jsonl" 2>&1 | tail -1 || true
 python3 - "$work/out.jsonl" "$work/instances.txt" "$mode" "${w:-1}" <<'P'
@@ -83,6 +84,6 @@ for row, inst in zip(rows, instances):
     print(f"#{ident:>2} opt {best:>3} {row['status']:<8} len {length or '-':>3} ratio {ratio:>5} "
           f"lb {lb if lb is not None else '-':>3} {row.get('millis', 0):>10.1f} ms "
           f"{int(row.get('nodes') or 0):>14,} nodes {' '.join(problems)}")
-print(f"{len(rows)} answers, {paths} legal paths, {optimal_count} at the optimum, {nodes:,} nodes, {bad} bad")
+print(f"{len(rows)} answers of {len(instances)}, {paths} legal paths, {optimal_count} at the optimum, {nodes:,} nodes, {bad} bad")
 sys.exit(1 if bad or len(rows) != len(instances) else 0)
 P

@@ -72,7 +72,7 @@ if [[ "${CALLGRIND:-0}" == 1 ]]; then
     for t in $TRACES; do
       out=$(mktemp)
       valgrind --tool=callgrind --callgrind-out-file="$out" \
-        --toggle-collect='npuzzle_coordinator::scheduler::Scheduler::on_result' \
+        --toggle-collect='npuzzle_coordinator::scheduler::*Scheduler*::on_result' \
         "$bin" simulate "data/traces/$t.trace" --slots "$SLOTS" > /dev/null 2>&1
       echo "$bin $t: $(callgrind_annotate "$out" 2>/dev/null | sed -n 's/ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p')"
       rm -f "$out"

@@ -577,7 +577,21 @@ impl Searches {
                             // Found under the last bound, every one below it exhausted.
                             let bound = stats.bounds.last().copied().unwrap_or(0);
                             let nodes = stats.nodes + probe_nodes;
-                            solved(path, nodes, Some(stats), heuristic, weight, bound)
+                            let proven = flight.state.borrow().lower_bound;
+                            let mut end =
+                                solved(path, nodes, Some(stats), heuristic, weight, bound);
+                            if let FlightEnd::Solved {
+                                path,
+                                lower_bound,
+                                optimal,
+                                ..
+                            } = &mut end
+                            {
+                                // The root's estimate may prove more than the bounds did.
+                                *lower_bound = (*lower_bound).max(proven).min(path.len() as u32);
+                                *optimal = *lower_bound == path.len() as u32;
+                            }
+                            end
                         }
                         JobOutcome::Cancelled { lower_bound } => FlightEnd::Cancelled {
                             lower_bound: weight.lower_bound(lower_bound),
