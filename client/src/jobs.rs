@@ -9,7 +9,7 @@ use npuzzle_proto::v1;
 use npuzzle_solver::Shape;
 
 use crate::engine::Settings;
-use crate::remote::{answer_from_response, request};
+use crate::remote::request;
 use npuzzle_proto::answer::{Answer, FailReason};
 
 /// Why a job command got no job.
@@ -101,7 +101,7 @@ pub fn answer(status: &v1::JobStatus) -> Answer {
                 nodes: r.nodes,
                 cached: r.cached,
                 millis: (r.millis * 1e3).round() / 1e3,
-                ..answer_from_response(0, r)
+                ..Answer::from_response(0, r)
             },
             None => Answer::failed(0, FailReason::Internal, "the job is done without a result"),
         },
@@ -246,7 +246,7 @@ mod tests {
         };
         assert_eq!(
             answer(&done),
-            answer_from_response(0, done.result.as_ref().unwrap())
+            Answer::from_response(0, done.result.as_ref().unwrap())
         );
         let cancelled = v1::JobStatus {
             state: v1::JobState::Cancelled as i32,

@@ -217,7 +217,7 @@ pub async fn solve(
         tokio::time::sleep(wait).await;
         waiting.fetch_sub(1, Ordering::Relaxed);
     };
-    Ok(answer_from_response(index, &r).costing(r.nodes, r.cached, started))
+    Ok(Answer::from_response(index, &r).costing(r.nodes, r.cached, started))
 }
 
 /// One `SolveStream` call: each bound's progress to `tell`, then the response.
@@ -237,12 +237,6 @@ async fn solve_streamed(
     Err(tonic::Status::unavailable(
         "the coordinator ended the stream without an answer",
     ))
-}
-
-/// The answer a coordinator's response gives board `index` (its moves, or why there are none);
-/// the cost is the caller's to add.
-pub(crate) fn answer_from_response(index: usize, r: &v1::SolveResponse) -> Answer {
-    Answer::from_response(index, r)
 }
 
 /// Batch through a coordinator: up to `options.jobs` requests in flight (default 4 per core),
