@@ -9,7 +9,7 @@
 //!
 //! A partition's tables come in two kinds ([`TableKind`]): per placement (`.pdb` files) and
 //! zero-aware (`.zpdb` files, format [`crate::PDB_ZERO_AWARE_FORMAT`]). Where a partition has
-//! both, [`TableStore::best`] loads the zero-aware ones. [`TableStore::ensure`] builds only
+//! both, [`TableStore::best`] loads the per-placement ones. [`TableStore::ensure`] builds only
 //! the tables that are missing or fail to verify; [`TableStore::status`] says which those are.
 
 use std::collections::HashMap;
@@ -271,7 +271,9 @@ impl TableStore {
     /// [`combined_partitions`] whose partitions are all present (under the max; the partition
     /// returned is the first, named `A+B`), else the first of [`preferred_partitions`]. Of the
     /// two kinds of tables, the per-placement ones are taken where both are present: the
-    /// zero-aware ones expand fewer nodes but search slower (docs/performance.md, issue 49).
+    /// zero-aware ones search faster (1.3x on Korf & Felner's ten easiest) but take twice the
+    /// memory and some 16 s more to load (docs/performance.md, issue 49), so they are used
+    /// where they are the ones built.
     pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
         self.best_of(shape, combined_partitions(shape))
     }
@@ -427,8 +429,9 @@ pub enum TableStatus {
 
 /// The kind `npuzzle pdb build` builds when none is named: per placement on every board for
 /// now. On 5x5 the zero-aware tables expand 1.73x fewer nodes on Korf & Felner's ten easiest
-/// but the search ran slower in wall time (docs/performance.md, issue 49): they are built on
-/// request (`--kind zero-aware`), and preferred by [`TableStore::best`] once present.
+/// and search 1.3x faster, with twice the memory (2.96 GB for three layouts) and a longer
+/// load (docs/performance.md, issue 49): they are built on request (`--kind zero-aware`), and
+/// used by [`TableStore::best`] where the per-placement ones are absent.
 pub fn default_kind(_shape: Shape) -> TableKind {
     TableKind::PerPlacement
 }

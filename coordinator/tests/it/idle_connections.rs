@@ -65,8 +65,11 @@ async fn connections_past_the_limit_are_closed_until_there_is_room() {
         held.push(TcpStream::connect(address(&cluster)).await.unwrap());
     }
     let mut extra = TcpStream::connect(address(&cluster)).await.unwrap();
+    // Closed as it is accepted; the bound only leaves room for a loaded host (this test runs
+    // on real time beside the others), and stays under the first byte timeout (10 s), so
+    // that only the limit can have closed it.
     assert!(
-        closed_within(&mut extra, Duration::from_secs(2)).await,
+        closed_within(&mut extra, Duration::from_secs(5)).await,
         "a connection past the limit was kept"
     );
     drop(held);

@@ -14,7 +14,8 @@ impl PatternDb {
     /// shape, tiles, entry count, checksum of what follows), then the packed table as it lies in
     /// memory, two entries a byte, so that loading it is one read and a checksum.
     /// A table in the sparse layout is written dense, as every file is. A zero-aware table is
-    /// written in format [`ZERO_AWARE_FORMAT`].
+    /// written in format [`ZERO_AWARE_FORMAT`]. Not for a table in the split layout (how
+    /// [`super::PdbHeuristic`] reads zero-aware tables): it no longer holds every region.
     pub fn to_bytes(&self) -> Vec<u8> {
         if self.zero.is_some() {
             return self.serialise(ZERO_AWARE_FORMAT, &self.table);

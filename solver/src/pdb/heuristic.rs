@@ -2,7 +2,8 @@
 //! lookup on square boards, the larger of the two sums.
 
 use super::packing::manhattan_table;
-use super::{BlankGoal, Partition, PatternDb, PdbError};
+use super::split::{SparseDigits, split_excess};
+use super::{BlankGoal, Partition, PatternDb, PdbError, Regions};
 use crate::heuristic::Heuristic;
 use crate::shape::Shape;
 use std::sync::Arc;
@@ -101,8 +102,9 @@ pub struct PdbHeuristic {
     lookups: Vec<Lookup>,
     /// Whether every table is in the sparse layout (else every one is dense, see `sparse`).
     sparse: bool,
-    /// Whether every table is zero-aware (`zero_aware`; else none is). The search reads them
-    /// through [`super::ZeroMax`]; this type's own lookups evaluate them from scratch.
+    /// Whether every table is zero-aware (`zero_aware`; else none is): in the split layout
+    /// where `sparse` (read through [`super::SparseMax`]), else in their own index (through
+    /// [`super::ZeroMax`]); this type's own lookups evaluate them from scratch.
     zero_aware: bool,
     cells: usize,
     width: usize,
@@ -127,11 +129,13 @@ pub struct PdbHeuristic {
 
 /// A partition as [`super::SparseMax`] reads it ([`PdbHeuristic::sparse_tables`]).
 pub(super) struct SparseTables {
+    /// Per pattern, for split tables ([`super::split`]): its maps and its index's digits.
+    pub(super) split: Option<Vec<(Arc<Regions>, SparseDigits)>>,
     /// `pattern[label]`: the pattern holding the label, `u8::MAX` for none.
     pub(super) pattern: [u8; 32],
     /// `weight[label]`: the weight of the label's digit (its cell) in its pattern's index.
     pub(super) weight: [u32; 32],
-    /// Each pattern's entries, two a byte, in the sparse layout.
+    /// Each pattern's entries in the sparse layout: two a byte, or a split byte each.
     pub(super) tables: Vec<Arc<[u8]>>,
 }
 
@@ -258,10 +262,12 @@ impl PdbHeuristic {
         }
         // All or none, whatever layout each table comes in: the hot loop's layout is one
         // constant for every table (a sparse table read as dense would give wrong values).
-        let lookups_sparse = !zero_aware && dbs.iter().all(|db| sparse(shape, db.tiles.len()));
-        let dbs: Vec<PatternDb> = match lookups_sparse {
-            true => dbs.into_iter().map(PatternDb::into_sparse).collect(),
-            false => dbs.into_iter().map(PatternDb::into_dense).collect(),
+        // Zero-aware tables go sparse as split tables (`split`).
+        let lookups_sparse = dbs.iter().all(|db| sparse(shape, db.tiles.len()));
+        let dbs: Vec<PatternDb> = match (lookups_sparse, zero_aware) {
+            (true, true) => dbs.into_iter().map(PatternDb::into_split).collect(),
+            (true, false) => dbs.into_iter().map(PatternDb::into_sparse).collect(),
+            (false, _) => dbs.into_iter().map(PatternDb::into_dense).collect(),
         };
         let lookups: Vec<Lookup> = dbs.iter().map(Lookup::new).collect();
         let mut passed = Box::new([[[0u32; 32]; 8]; 8]);
@@ -471,7 +477,16 @@ impl PdbHeuristic {
                 weight[label] = lookup.multiplier[self.index_of[label] as usize & 7];
             }
         }
+        let split = self.zero_aware.then(|| {
+            (self.dbs.iter().zip(&self.lookups))
+                .filter_map(|(db, l)| {
+                    let digits = SparseDigits::new(&l.multiplier, db.tiles.len(), self.cells);
+                    Some((Arc::clone(db.regions()?), digits))
+                })
+                .collect()
+        });
         Some(SparseTables {
+            split,
             pattern,
             weight,
             tables: self.lookups.iter().map(|l| Arc::clone(&l.packed)).collect(),
@@ -538,19 +553,31 @@ impl PdbHeuristic {
     /// tiles' Manhattan distance.
     fn look_up_all(&self, position: &[u8; 32]) -> ([u32; 8], [u8; 8], u32) {
         let (mut ranks, mut excess, mut manhattan) = ([0u32; 8], [0u8; 8], 0u32);
+        let blank = position[0] as usize;
         for (p, (db, lookup)) in self.dbs.iter().zip(&self.lookups).enumerate() {
-            let rank = match db.regions() {
+            let cell_of = |t: &u8| position[*t as usize & 31];
+            let (rank, entry) = match db.regions() {
+                Some(regions) if db.is_split() => {
+                    let rank = db.index(db.tiles.iter().map(cell_of)) as u32;
+                    let set = (db.tiles.iter()).fold(0u32, |m, t| m | 1 << (cell_of(t) & 31));
+                    let entry = split_excess(&lookup.packed, rank, regions, blank, || set);
+                    (rank, entry)
+                }
                 Some(regions) => {
                     let mut cells = [0u8; 8];
-                    for (c, &t) in cells.iter_mut().zip(&db.tiles) {
-                        *c = position[t as usize & 31];
+                    for (c, t) in cells.iter_mut().zip(&db.tiles) {
+                        *c = cell_of(t);
                     }
-                    regions.index(&cells[..db.tiles.len().min(8)], position[0] as usize)
+                    let rank = regions.index(&cells[..db.tiles.len().min(8)], blank);
+                    (rank, lookup.excess(rank) as u8)
                 }
-                None => db.index(db.tiles.iter().map(|&t| position[t as usize & 31])) as u32,
+                None => {
+                    let rank = db.index(db.tiles.iter().map(cell_of)) as u32;
+                    (rank, lookup.excess(rank) as u8)
+                }
             };
             ranks[p] = rank;
-            excess[p] = lookup.excess(rank) as u8;
+            excess[p] = entry;
             for &t in &db.tiles {
                 manhattan +=
                     self.manhattan[t as usize & 31][position[t as usize & 31] as usize & 31] as u32;

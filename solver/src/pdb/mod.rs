@@ -47,8 +47,11 @@
 //!   [`ZERO_AWARE_FORMAT`];
 //! - `regions`: [`Regions`], their index (the map of occupied cells, its regions, the tiles'
 //!   order), shared by every table of as many tiles on a board;
-//! - `zero_max`: [`ZeroMax`], what the search carries for zero-aware tables (a table is read
-//!   only when one of its tiles moves);
+//! - `split`: zero-aware tables in the split layout (the sparse index, two values a placement:
+//!   the blank in the map's largest region or in another), as the search reads the 5x5 ones
+//!   through [`SparseMax`];
+//! - `zero_max`: [`ZeroMax`], what the search carries for zero-aware tables in their own index
+//!   (a table is read only when one of its tiles moves);
 //! - `zero_tests`: zero-aware tables against plain searches and exact distances.
 //!
 //! # Example
@@ -76,6 +79,7 @@ mod partition;
 mod regions;
 mod sparse;
 mod sparse_max;
+mod split;
 #[cfg(test)]
 mod tests;
 mod zero_aware;

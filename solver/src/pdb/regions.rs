@@ -78,6 +78,9 @@ pub struct Regions {
     high: Box<[u32]>,
     /// Per map rank.
     maps: Box<[MapInfo]>,
+    /// Per map rank: the cells of its largest region (of the lowest id among the largest),
+    /// the one whose value a split table keeps apart ([`super::split`]).
+    main: Box<[u32]>,
     /// The maps' offsets in a form small enough to stay in a core's cache (221 KB for six
     /// tiles on 5x5, against 2.8 MB for `maps`): a map's block starts at `orders × (rank +
     /// extra)`, `extra` being the regions beyond the first of the maps before it, which is
@@ -92,6 +95,12 @@ pub struct Regions {
     factorial: [u32; 9],
     /// Entries of a table (sum over maps of regions × k!).
     entries: u64,
+    /// The board's cells as bits, for [`Regions::in_main`]'s flood: all of them, those off
+    /// the first and off the last column, and the width.
+    all: u32,
+    off_first_column: u32,
+    off_last_column: u32,
+    width: u32,
 }
 
 /// `C(n, r)`.
@@ -145,6 +154,7 @@ impl Regions {
         let orders = factorial[k];
         let geometry = Geometry::new(shape);
         let mut maps = vec![MapInfo::default(); count];
+        let mut main = vec![0u32; count];
         let mut base = vec![0u32; count.div_ceil(GROUP)];
         let mut within = vec![0u8; count];
         let mut extra = 0u64;
@@ -160,6 +170,7 @@ impl Regions {
             let mut regions = 0u64;
             let mut id = 0u32;
             let mut rest = free;
+            let mut largest = 0u32;
             while rest != 0 {
                 if id >= 8 {
                     return Err(PdbError::Pattern(format!(
@@ -168,12 +179,16 @@ impl Regions {
                 }
                 let region = geometry.flood(rest & rest.wrapping_neg(), free);
                 rest &= !region;
+                if region.count_ones() > largest.count_ones() {
+                    largest = region;
+                }
                 for cell in bits(region) {
                     let ordinal = cell - (set & ((1u32 << cell) - 1)).count_ones();
                     regions |= u64::from(id) << (3 * ordinal);
                 }
                 id += 1;
             }
+            main[rank] = largest;
             *info = MapInfo {
                 regions,
                 offset: entries.min(u64::from(u32::MAX)) as u32,
@@ -192,12 +207,26 @@ impl Regions {
                 "a zero-aware table of {k} tiles on {shape} would have {entries} entries (2^32 at most)"
             )));
         }
+        let (mut off_first_column, mut off_last_column) = (0u32, 0u32);
+        for cell in 0..n {
+            if shape.col(cell) != 0 {
+                off_first_column |= 1 << cell;
+            }
+            if shape.col(cell) + 1 != shape.width() {
+                off_last_column |= 1 << cell;
+            }
+        }
         Ok(Regions {
+            all: geometry.all,
+            off_first_column,
+            off_last_column,
+            width: shape.width() as u32,
             shape,
             k,
             low: low.into(),
             high: high.into(),
             maps: maps.into(),
+            main: main.into(),
             base: base.into(),
             within: within.into(),
             orders,
@@ -250,6 +279,7 @@ impl Regions {
     /// The memory the index tables take, in bytes.
     pub fn bytes(&self) -> usize {
         std::mem::size_of_val(&*self.maps)
+            + std::mem::size_of_val(&*self.main)
             + std::mem::size_of_val(&*self.low)
             + std::mem::size_of_val(&*self.high)
             + std::mem::size_of_val(&*self.base)
@@ -280,6 +310,60 @@ impl Regions {
             .get(self.map_rank(set))
             .copied()
             .unwrap_or_default()
+    }
+
+    /// The cells of the largest region of the map of rank `rank` (see `main`).
+    pub(crate) fn main_cells(&self, rank: usize) -> u32 {
+        self.main.get(rank).copied().unwrap_or(0)
+    }
+
+    /// Whether free cell `blank` lies in the largest region of map `set` (of the lowest id
+    /// among the largest; always, for a map of one region). Found by flooding the free cells
+    /// with shifts, no table read: the search asks it after a table's entry, which has just
+    /// pushed other lines out of the caches (the `main` table's reads missed them).
+    #[inline(always)]
+    pub(crate) fn in_main(&self, set: u32, blank: usize) -> bool {
+        let free = self.all & !set;
+        let total = free.count_ones();
+        let own = self.flood(1u32 << (blank & 31), free, total / 2);
+        let size = own.count_ones();
+        if 2 * size > total {
+            // More than half the free cells: no other region is as large.
+            return true;
+        }
+        // Grown to the end: the blank's whole region.
+        let mut rest = free & !own;
+        while rest != 0 {
+            let lowest = rest & rest.wrapping_neg();
+            let region = self.flood(lowest, free, total);
+            let other = region.count_ones();
+            // Ties go to the region of the lowest cell (the lower id).
+            if other > size || (other == size && lowest < (own & own.wrapping_neg())) {
+                return false;
+            }
+            rest &= !region;
+        }
+        true
+    }
+
+    /// The cells of `free` joined to `seed`, grown until none joins or it has more than
+    /// `enough` cells.
+    #[inline(always)]
+    fn flood(&self, seed: u32, free: u32, enough: u32) -> u32 {
+        let w = self.width & 31;
+        let mut region = seed & free;
+        loop {
+            let grown = (region
+                | (region & self.off_first_column) >> 1
+                | (region & self.off_last_column) << 1
+                | region >> w
+                | region << w)
+                & free;
+            if grown == region || grown.count_ones() > enough {
+                return grown;
+            }
+            region = grown;
+        }
     }
 
     /// The rank of the tiles' order on their map: `cells[i]` is tile i's cell, `set` the
@@ -357,9 +441,17 @@ mod tests {
                 let info = regions.info(set);
                 assert_eq!(u64::from(info.offset()), offset);
                 // The compact offsets say the same, for every free cell's region.
+                let main = regions.main_cells(regions.map_rank(set));
                 for blank in (0..n).filter(|&c| set & (1 << c) == 0) {
                     let expected = info.offset() + info.region(set, blank) * regions.orders();
                     assert_eq!(regions.locate(set, blank), expected, "{shape} {set:b}");
+                    // The flood finds the largest region the table of regions holds.
+                    let in_main = main & (1 << blank) != 0;
+                    assert_eq!(
+                        regions.in_main(set, blank),
+                        in_main,
+                        "{shape} {set:b} {blank}"
+                    );
                 }
                 offset += u64::from(info.count()) * u64::from(regions.orders());
                 rank += 1;
@@ -389,6 +481,13 @@ mod tests {
                 }
             }
             assert!(info.count() >= 1);
+            // The main region is a region, and none is larger.
+            let main = regions.main_cells(regions.map_rank(set));
+            let first = main.trailing_zeros();
+            assert_eq!(geometry.flood(1 << first, free), main, "{set:b}");
+            for a in bits(free) {
+                assert!(geometry.flood(1 << a, free).count_ones() <= main.count_ones());
+            }
         }
         // The cross: cells 1 3 5 7 leave the four corners and the centre apart.
         assert_eq!(regions.info(0b10101010).count(), 5);
@@ -443,9 +542,11 @@ mod tests {
             let info = regions.info(set);
             most = most.max(info.count());
             assert_eq!(regions.map_rank(set), rank);
+            let main = regions.main_cells(rank);
             for blank in (0..25).filter(|&c| set & (1 << c) == 0) {
                 let expected = info.offset() + info.region(set, blank) * regions.orders();
                 assert_eq!(regions.locate(set, blank), expected, "{set:b} {blank}");
+                assert_eq!(regions.in_main(set, blank), main & (1 << blank) != 0);
             }
             let c = set & set.wrapping_neg();
             let r = set + c;

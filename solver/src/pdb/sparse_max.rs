@@ -10,7 +10,8 @@
 //! move (tests: `the_compact_max_carries_the_values_of_the_max`).
 
 use super::heuristic::{SparseTables, packed_excess};
-use super::{PdbHeuristic, memory};
+use super::split::{SparseDigits, split_excess};
+use super::{PdbHeuristic, Regions, memory};
 use crate::heuristic::Heuristic;
 use std::sync::Arc;
 
@@ -27,14 +28,26 @@ struct Layout {
     /// The same for the reflected board, indexed by the label before reflection.
     reflected_pattern: [u8; 32],
     reflected_weight: [u32; 32],
-    /// Each pattern's entries, two a byte.
+    /// Each pattern's entries, two a byte, or one split byte ([`super::split`]).
     tables: Vec<Arc<[u8]>>,
+    /// For split tables, each pattern's maps and how to read its cells off its index.
+    split: Vec<SplitPattern>,
+}
+
+/// What [`SparseMax`] reads to find the blank's region for a split table.
+#[derive(Clone, Debug)]
+struct SplitPattern {
+    regions: Arc<Regions>,
+    digits: SparseDigits,
 }
 
 /// `N` partitions' heuristics under the max, every table sparse and every partition holding
 /// the same tiles: the search's heuristic for the 5x5 tables ([`SparseMax::new`] says when).
+/// `SPLIT`: the tables are zero-aware ones in the split layout (`pdb::split`), a byte an
+/// entry, the blank's region asked where its two values differ; a constant, so that the
+/// per-placement tables' loop is what it was.
 #[derive(Clone, Debug)]
-pub struct SparseMax<const N: usize> {
+pub struct SparseMax<const N: usize, const SPLIT: bool = false> {
     layouts: [Layout; N],
     /// The partitions themselves, for evaluating a board afresh.
     parts: [PdbHeuristic; N],
@@ -67,11 +80,11 @@ pub(super) fn sum(excess: &[u8; PATTERNS]) -> u32 {
     u32::from_le_bytes(*excess).wrapping_mul(0x0101_0101) >> 24
 }
 
-impl<const N: usize> SparseMax<N> {
+impl<const N: usize, const SPLIT: bool> SparseMax<N, SPLIT> {
     /// `pdb` and the partitions added to it, if they are `N` in all, every table of every one
     /// is in the sparse layout, none has more than four patterns or dual lookups, and
     /// all hold the same tiles. Otherwise none ([`super::PdbMax`] serves those).
-    pub fn new(pdb: &PdbHeuristic) -> Option<SparseMax<N>> {
+    pub fn new(pdb: &PdbHeuristic) -> Option<SparseMax<N, SPLIT>> {
         let parts: [PdbHeuristic; N] = pdb.split_partitions()?;
         let shape = parts[0].shape();
         let reflection = parts[0].reflection().copied();
@@ -86,10 +99,17 @@ impl<const N: usize> SparseMax<N> {
                 return None;
             }
             let SparseTables {
+                split: split_tables,
                 pattern,
                 weight,
                 tables,
             } = part.sparse_tables()?;
+            if split_tables.is_some() != SPLIT {
+                return None;
+            }
+            let split_tables = (split_tables.unwrap_or_default().into_iter())
+                .map(|(regions, digits)| SplitPattern { regions, digits })
+                .collect();
             let mut mask = 0u32;
             let mut reflected_mask = 0u32;
             let mut reflected_pattern = [u8::MAX; 32];
@@ -119,6 +139,7 @@ impl<const N: usize> SparseMax<N> {
                 reflected_pattern,
                 reflected_weight,
                 tables,
+                split: split_tables,
             });
         }
         let layouts: [Layout; N] = layouts.try_into().ok()?;
@@ -135,7 +156,32 @@ impl<const N: usize> SparseMax<N> {
     }
 }
 
-impl<const N: usize> Heuristic for SparseMax<N> {
+impl<const N: usize, const SPLIT: bool> SparseMax<N, SPLIT> {
+    /// Asks memory for entry `index` of `table` ahead of its read.
+    #[inline(always)]
+    fn prefetch(&self, table: &[u8], index: u32) {
+        let byte = if SPLIT { index } else { index >> 1 };
+        memory::prefetch(table, byte as usize);
+    }
+
+    /// Entry `index` of pattern `p`'s table: a nibble, or for a split table the value of the
+    /// blank's region, the blank on `blank`.
+    #[inline(always)]
+    fn entry(&self, layout: &Layout, table: &[u8], p: usize, index: u32, blank: usize) -> u8 {
+        if !SPLIT {
+            return packed_excess(table, index);
+        }
+        match layout.split.get(p) {
+            Some(split) => {
+                let set = || split.digits.cells(index);
+                split_excess(table, index, &split.regions, blank, set)
+            }
+            None => 0,
+        }
+    }
+}
+
+impl<const N: usize, const SPLIT: bool> Heuristic for SparseMax<N, SPLIT> {
     type State = SparseMaxState<N>;
 
     fn evaluate(&self, cells: &[u8]) -> (u32, SparseMaxState<N>) {
@@ -210,14 +256,14 @@ impl<const N: usize> Heuristic for SparseMax<N> {
             if let Some(table) = layout.tables.get(p) {
                 let r = &mut rank[p & (PATTERNS - 1)];
                 *r = r.wrapping_add(layout.weight[l].wrapping_mul(step));
-                memory::prefetch(table, *r as usize >> 1);
+                self.prefetch(table, *r);
             }
             if self.reflected {
                 let rp = layout.reflected_pattern[l] as usize;
                 if let Some(table) = layout.tables.get(rp) {
                     let r = &mut reflected_rank[rp & (PATTERNS - 1)];
                     *r = r.wrapping_add(layout.reflected_weight[l].wrapping_mul(reflected_step));
-                    memory::prefetch(table, *r as usize >> 1);
+                    self.prefetch(table, *r);
                 }
             }
         }
@@ -229,8 +275,9 @@ impl<const N: usize> Heuristic for SparseMax<N> {
         for (i, layout) in self.layouts.iter().enumerate() {
             let p = layout.pattern[l] as usize;
             if let Some(table) = layout.tables.get(p) {
-                let p = p & (PATTERNS - 1);
-                next.excess[i][p] = packed_excess(table, next.rank[i][p]);
+                let at = next.rank[i][p & (PATTERNS - 1)];
+                let e = self.entry(layout, table, p, at, from);
+                next.excess[i][p & (PATTERNS - 1)] = e;
             }
             value = value.max(manhattan + 2 * sum(&next.excess[i]));
             if value > limit {
@@ -240,8 +287,9 @@ impl<const N: usize> Heuristic for SparseMax<N> {
             if self.reflected {
                 let rp = layout.reflected_pattern[l] as usize;
                 if let Some(table) = layout.tables.get(rp) {
-                    let rp = rp & (PATTERNS - 1);
-                    next.reflected_excess[i][rp] = packed_excess(table, next.reflected_rank[i][rp]);
+                    let at = next.reflected_rank[i][rp & (PATTERNS - 1)];
+                    let e = self.entry(layout, table, rp, at, self.reflect[from] as usize);
+                    next.reflected_excess[i][rp & (PATTERNS - 1)] = e;
                 }
                 value = value.max(reflected_manhattan + 2 * sum(&next.reflected_excess[i]));
                 if value > limit {

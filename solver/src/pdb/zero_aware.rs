@@ -112,7 +112,8 @@ impl PatternDb {
         db
     }
 
-    /// A zero-aware table's value for `position[label]` (the blank is label 0).
+    /// A zero-aware table's value for `position[label]` (the blank is label 0); in the split
+    /// layout, what that layout keeps of it.
     pub(super) fn zero_lookup(&self, regions: &Regions, position: &[u8]) -> u8 {
         let mut cells = [0u8; 8];
         let mut md = 0;
@@ -122,6 +123,13 @@ impl PatternDb {
             md += u32::from(manhattan[t as usize & 31][*slot as usize & 31]);
         }
         let k = self.tiles.len();
+        if self.is_split() {
+            let index = self.index(cells[..k].iter().copied()) as u32;
+            let set = cells[..k].iter().fold(0u32, |m, &c| m | 1 << (c & 31));
+            let blank = position[0] as usize;
+            let excess = super::split::split_excess(&self.table, index, regions, blank, || set);
+            return (md + 2 * u32::from(excess)) as u8;
+        }
         let index = regions.index(&cells[..k], position[0] as usize);
         unpack(&self.table, index as usize, md) as u8
     }

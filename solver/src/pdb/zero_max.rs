@@ -1,5 +1,6 @@
-//! The max over partitions of zero-aware tables ([`super::zero_aware`]), each table's index
-//! carried from a node to its children.
+//! The max over partitions of zero-aware tables ([`super::zero_aware`]) read in their own
+//! index, each table's index carried from a node to its children: for the tables the split
+//! layout does not take (4x4's, `NPUZZLE_PDB_DENSE=1`; [`super::split`] serves the 5x5 ones).
 //!
 //! A zero-aware index is (map, region of the blank, order of the tiles on the map), see
 //! [`Regions`]. A move of a tile outside a pattern keeps the blank in its region: that
@@ -104,7 +105,7 @@ impl<const N: usize> ZeroMax<N> {
             let mut mask = 0u32;
             for (p, db) in part.tables().iter().enumerate() {
                 let regions = db.regions()?;
-                if db.tiles().len() > 8 || regions.shape() != shape {
+                if db.tiles().len() > 8 || regions.shape() != shape || db.is_split() {
                     return None;
                 }
                 layout.k[p] = db.tiles().len() as u8;

@@ -28,6 +28,14 @@ fn zero_aware(partition: &Partition) -> PdbHeuristic {
     PdbHeuristic::new(dbs, true).unwrap()
 }
 
+/// The same tables read in the split layout (`sparse`) or in their own index.
+fn zero_aware_in(partition: &Partition, sparse: bool) -> PdbHeuristic {
+    let dbs = (partition.patterns.iter())
+        .map(|p| PatternDb::build_zero_aware(partition.shape, p, |_, _| {}).unwrap())
+        .collect();
+    PdbHeuristic::with_layout(dbs, true, |_, _| sparse).unwrap()
+}
+
 /// `position[label]` for tiles `tiles` on `cells` and the blank on `blank`.
 fn position_of(tiles: &[u8], cells: &[u8], blank: usize) -> [u8; 32] {
     let mut position = [0u8; 32];
@@ -315,8 +323,9 @@ fn zero_aware_tables_do_not_mix() {
 }
 
 /// On 5x5 (the board the default engine reads zero-aware tables on), with four-tile patterns
-/// small enough to build here: the carried max of two partitions equals its evaluation afresh
-/// and each partition's own lookups, and the search's answers are those of linear conflict.
+/// small enough to build here: the carried max of two partitions (split, as the default
+/// engine reads them, and in their own index) equals its evaluation afresh and each
+/// partition's own lookups, and the search's answers are those of linear conflict.
 #[test]
 fn zero_aware_tables_on_5x5_carry_their_values_and_solve_optimally() {
     use crate::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
@@ -345,8 +354,32 @@ fn zero_aware_tables_on_5x5_carry_their_values_and_solve_optimally() {
         ],
     ));
     let both = a.clone().with_also(b.clone()).unwrap();
-    let carried = ZeroMax::<2>::new(&both).unwrap();
+    assert!(both.tables().iter().all(PatternDb::is_split));
+    assert!(ZeroMax::<2>::new(&both).is_none());
+    assert!(SparseMax::<2>::new(&both).is_none());
+    let carried = SparseMax::<2, true>::new(&both).unwrap();
     walk_comparing_with_full_evaluation(&carried, shape, 77, 4000);
+    let own_index = |name, patterns| zero_aware_in(&partition(name, patterns), false);
+    let a_own = own_index(
+        "a",
+        [
+            [1, 2, 5, 6],
+            [3, 4, 8, 9],
+            [10, 11, 15, 16],
+            [13, 14, 18, 19],
+        ],
+    );
+    let b_own = own_index(
+        "b",
+        [
+            [1, 5, 10, 11],
+            [2, 3, 4, 9],
+            [6, 15, 16, 8],
+            [13, 14, 18, 19],
+        ],
+    );
+    let both_own = a_own.clone().with_also(b_own.clone()).unwrap();
+    walk_comparing_with_full_evaluation(&ZeroMax::<2>::new(&both_own).unwrap(), shape, 78, 2000);
     let mut seed = 5u64;
     let goal = Goal::from_board(Board::new(shape, &(0..25).collect::<Vec<u8>>()).unwrap());
     let zero = Solver::with_pdb(goal, both).unwrap();
@@ -365,6 +398,9 @@ fn zero_aware_tables_on_5x5_carry_their_values_and_solve_optimally() {
         }
         let expected = a.evaluate(&cells).0.max(b.evaluate(&cells).0);
         assert_eq!(carried.evaluate(&cells).0, expected, "{cells:?}");
+        // Split reads the exact regions' value or less, never less than the least of them.
+        let exact = a_own.evaluate(&cells).0.max(b_own.evaluate(&cells).0);
+        assert!(expected <= exact, "{cells:?}");
         let board = Board::new(shape, &cells).unwrap();
         let length = |solver: &Solver| {
             let report = solver.solve(&board, &Limits::default()).unwrap();
@@ -375,5 +411,61 @@ fn zero_aware_tables_on_5x5_carry_their_values_and_solve_optimally() {
             path.len()
         };
         assert_eq!(length(&zero), length(&lc), "{board:?}");
+    }
+}
+
+/// Split tables (the sparse index, the largest region's value and the least of the others) on
+/// every state of the small boards: at most the exact regions' sum (so admissible), of the
+/// distance's parity, at least the per-placement sum, equal to the exact sum wherever the
+/// blank is in every pattern's largest region; carried by [`SparseMax`] as evaluated afresh.
+#[test]
+fn split_tables_lie_between_the_per_placement_and_the_exact_regions() {
+    for (shape, partition) in small_boards() {
+        let exact = zero_aware_in(&partition, false);
+        let split = zero_aware_in(&partition, true);
+        assert!(split.tables().iter().all(PatternDb::is_split));
+        let plain = PdbHeuristic::build(&partition, true, |_, _, _| {}).unwrap();
+        let carried = SparseMax::<2, true>::new(&split.clone().with_also(split.clone()).unwrap());
+        let carried = carried.unwrap();
+        walk_comparing_with_full_evaluation(&carried, shape, 13, 3000);
+        let (mut below, mut states) = (0, 0);
+        for (cells, distance) in every_state_with_its_distance(shape) {
+            let (x, _) = exact.evaluate(&cells);
+            let (s, _) = split.evaluate(&cells);
+            let (p, _) = plain.evaluate(&cells);
+            assert!(
+                p <= s && s <= x && x <= distance,
+                "{shape} {cells:?}: {p} {s} {x}"
+            );
+            assert_eq!(s % 2, distance % 2, "{shape} {cells:?}");
+            assert_eq!(carried.evaluate(&cells).0, s, "{shape} {cells:?}");
+            let blank = cells.iter().position(|&l| l == 0).unwrap();
+            // Without the reflected lookup, in the board's own patterns: wherever the blank is
+            // in each pattern's largest region, split reads the exact value.
+            let in_main = (split.tables().iter()).all(|db| {
+                let set = (db.tiles().iter())
+                    .map(|&t| cells.iter().position(|&l| l == t).unwrap())
+                    .fold(0u32, |m, c| m | 1 << c);
+                db.regions().unwrap().in_main(set, blank)
+            });
+            let own = |h: &PdbHeuristic| {
+                let position: Vec<u8> = (0..shape.cells() as u8)
+                    .map(|l| cells.iter().position(|&c| c == l).unwrap() as u8)
+                    .collect();
+                h.tables()
+                    .iter()
+                    .map(|db| u32::from(db.lookup(&position)))
+                    .sum::<u32>()
+            };
+            if in_main {
+                assert_eq!(own(&split), own(&exact), "{shape} {cells:?}");
+            }
+            below += usize::from(s < x);
+            states += 1;
+        }
+        eprintln!(
+            "{shape} {}: split below the exact regions on {below} of {states} states",
+            partition.name
+        );
     }
 }

@@ -21,6 +21,10 @@ pub(super) enum AnyEngine {
     Sparse2(Box<Engine<SparseMax<2>>>),
     Sparse3(Box<Engine<SparseMax<3>>>),
     Sparse4(Box<Engine<SparseMax<4>>>),
+    Split1(Box<Engine<SparseMax<1, true>>>),
+    Split2(Box<Engine<SparseMax<2, true>>>),
+    Split3(Box<Engine<SparseMax<3, true>>>),
+    Split4(Box<Engine<SparseMax<4, true>>>),
     Zero1(Box<Engine<ZeroMax<1>>>),
     Zero2(Box<Engine<ZeroMax<2>>>),
     Zero3(Box<Engine<ZeroMax<3>>>),
@@ -40,6 +44,10 @@ macro_rules! with_engine {
             AnyEngine::Sparse2($e) => $body,
             AnyEngine::Sparse3($e) => $body,
             AnyEngine::Sparse4($e) => $body,
+            AnyEngine::Split1($e) => $body,
+            AnyEngine::Split2($e) => $body,
+            AnyEngine::Split3($e) => $body,
+            AnyEngine::Split4($e) => $body,
             AnyEngine::Zero1($e) => $body,
             AnyEngine::Zero2($e) => $body,
             AnyEngine::Zero3($e) => $body,
@@ -52,8 +60,19 @@ pub(super) use with_engine;
 /// partitions under the max: in [`SparseMax`]'s compact state where it takes them (sparse
 /// tables, the 5x5 ones), else in [`PdbMax`]'s (more partitions, and the dual lookups, go
 /// through [`PdbHeuristic`]'s own `Heuristic`, which evaluates them afresh). Zero-aware
-/// tables of up to 3 partitions go through [`ZeroMax`].
+/// tables go through [`SparseMax`] too in the split layout (the 5x5 ones), else, up to 3
+/// partitions, through [`ZeroMax`].
 pub(super) fn pdb_engine(shape: Shape, goal: &Goal, pdb: PdbHeuristic) -> AnyEngine {
+    let split = match pdb.partitions() {
+        1 => SparseMax::new(&pdb).map(|h| AnyEngine::Split1(Box::new(Engine::new(shape, goal, h)))),
+        2 => SparseMax::new(&pdb).map(|h| AnyEngine::Split2(Box::new(Engine::new(shape, goal, h)))),
+        3 => SparseMax::new(&pdb).map(|h| AnyEngine::Split3(Box::new(Engine::new(shape, goal, h)))),
+        4 => SparseMax::new(&pdb).map(|h| AnyEngine::Split4(Box::new(Engine::new(shape, goal, h)))),
+        _ => None,
+    };
+    if let Some(engine) = split {
+        return engine;
+    }
     let zero = match pdb.partitions() {
         1 => ZeroMax::new(&pdb).map(|h| AnyEngine::Zero1(Box::new(Engine::new(shape, goal, h)))),
         2 => ZeroMax::new(&pdb).map(|h| AnyEngine::Zero2(Box::new(Engine::new(shape, goal, h)))),
