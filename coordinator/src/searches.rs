@@ -20,8 +20,9 @@
 //! its *incumbent*, shown to its waiters with the proven lower bound, and the answer of a
 //! request past its deadline. An incumbent no longer than the lower bound the search has proven
 //! is optimal, and ends the search before its last bound; one within the request's factor
-//! (`within`, [`Weight`]) answers a bounded-suboptimal request at once. Only proven-optimal
-//! answers are cached.
+//! (`within`, [`Weight`]) answers a bounded-suboptimal request at once. Answers are cached with
+//! their lower bound (a bounded one serves only the factors it is within; only proven-optimal
+//! ones go to the store).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -325,24 +326,36 @@ impl Searches {
         let end =
             tracing::Instrument::instrument(self.search(&flight, board, goal, heuristic), span)
                 .await;
-        if let FlightEnd::Solved {
-            path,
-            optimal: true,
-            ..
-        } = &end
-        {
-            if self.cache.insert(&board, &goal, path)
-                && let Some(store) = &self.store
-                && !store.save(crate::store::StoredAnswer {
-                    board,
-                    goal,
-                    path: path.clone(),
-                })
-            {
-                metrics::counter!(crate::metrics::STORE_DROPPED).increment(1);
+        match &end {
+            FlightEnd::Solved {
+                path,
+                optimal: true,
+                ..
+            } => {
+                if self.cache.insert(&board, &goal, path)
+                    && let Some(store) = &self.store
+                    && !store.save(crate::store::StoredAnswer {
+                        board,
+                        goal,
+                        path: path.clone(),
+                    })
+                {
+                    metrics::counter!(crate::metrics::STORE_DROPPED).increment(1);
+                }
             }
-            metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
+            // A bounded answer is cached with its proof (it serves the factors it is within;
+            // never an optimal request) but not stored: the store holds optimal paths only.
+            FlightEnd::Solved {
+                path,
+                optimal: false,
+                lower_bound,
+                ..
+            } => {
+                self.cache.insert_bounded(&board, &goal, path, *lower_bound);
+            }
+            _ => {}
         }
+        metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
         self.flights.end(key, flight.job);
         self.remember(&flight, 0, &end);
         flight.state.send_modify(|s| s.end = Some(end));

@@ -403,20 +403,21 @@ impl Pipeline {
         if p.skip_cache {
             return None;
         }
-        let found = self.searches.cache().get(&p.board, &p.goal);
+        // An optimal request takes only a proven-optimal entry; one with a factor, any entry
+        // within it of its proven bound.
+        let found = self.searches.cache().get(&p.board, &p.goal, p.within);
         let counter = if found.is_some() {
             crate::metrics::CACHE_HITS
         } else {
             crate::metrics::CACHE_MISSES
         };
         metrics::counter!(counter).increment(1);
-        // Only optimal paths are cached: one serves any factor.
-        let path = found?;
+        let entry = found?;
         Some(v1::SolveResponse {
-            length: path.len() as u32,
-            lower_bound: path.len() as u32,
-            optimal: true,
-            moves: moves_to_wire(&path),
+            length: entry.path.len() as u32,
+            lower_bound: entry.lower_bound,
+            optimal: entry.optimal(),
+            moves: moves_to_wire(&entry.path),
             cached: true,
             ..response(v1::Outcome::Solved)
         })

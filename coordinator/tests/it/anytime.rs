@@ -73,11 +73,25 @@ async fn an_optimal_request_is_never_answered_by_a_bounded_answer_from_the_cache
     req.within = 3.0;
     let bounded = client.solve(req).await.unwrap().into_inner();
     assert_eq!(bounded.outcome, v1::Outcome::Solved as i32, "{bounded:?}");
+    assert!(!bounded.cached, "{bounded:?}");
+    // It is cached with what it proves: the same factor is answered from the cache, the same
+    // path with the same bound (its path is within 3 of the bound it carries).
+    assert!(f64::from(bounded.length) <= 3.0 * f64::from(bounded.lower_bound));
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.within = 3.0;
+    let again = client.solve(req).await.unwrap().into_inner();
+    assert!(again.cached, "{again:?}");
+    assert_eq!(
+        (&again.moves, again.lower_bound, again.optimal),
+        (&bounded.moves, bounded.lower_bound, bounded.optimal)
+    );
+    // An optimal request is searched, unless the bounded answer was proven optimal.
     let r = client
         .solve(request(&tiles, v1::GoalKind::BlankFirst))
         .await
         .unwrap()
         .into_inner();
+    assert_eq!(r.cached, bounded.optimal, "{bounded:?} then {r:?}");
     assert!(r.optimal, "{r:?}");
     assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
     // Now the optimal path is cached, and it serves any factor.
