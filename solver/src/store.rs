@@ -272,7 +272,7 @@ impl TableStore {
     /// returned is the first, named `A+B`), else the first of [`preferred_partitions`]. Of the
     /// two kinds of tables, the per-placement ones are taken where both are present: the
     /// zero-aware ones search faster (1.3x on Korf & Felner's ten easiest) but take twice the
-    /// memory and some 16 s more to load (docs/performance.md, issue 49), so they are used
+    /// memory and 11-18 s more to load (docs/performance.md, issue 49), so they are used
     /// where they are the ones built.
     pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
         self.best_of(shape, combined_partitions(shape))

@@ -48,7 +48,7 @@ pub(crate) enum PdbCommand {
         /// Which kind of tables: `per-placement` (the default: one entry per placement, the
         /// least over the regions of free cells the blank may be in) or `zero-aware` (an entry
         /// per placement and region of the blank; 90.5 MB per six-tile table on 5x5, 244 MB
-        /// in memory; 1.73x fewer nodes, 1.3x faster searches on the 24-puzzle, some 16 s more
+        /// in memory; 1.73x fewer nodes, 1.3x faster searches on the 24-puzzle, 11-18 s more
         /// to load). Where a partition has both, searches use the per-placement ones. Tables
         /// already there that verify are kept; the others are built.
         #[arg(long, env = "NPUZZLE_PDB_KIND", value_name = "KIND", value_parser = parse_kind)]
