@@ -328,6 +328,18 @@ fn zero_aware_tables_do_not_mix() {
 /// partition's own lookups, and the search's answers are those of linear conflict.
 #[test]
 fn zero_aware_tables_on_5x5_carry_their_values_and_solve_optimally() {
+    const A: [[u8; 4]; 4] = [
+        [1, 2, 5, 6],
+        [3, 4, 8, 9],
+        [10, 11, 15, 16],
+        [13, 14, 18, 19],
+    ];
+    const B: [[u8; 4]; 4] = [
+        [1, 5, 10, 11],
+        [2, 3, 4, 9],
+        [6, 15, 16, 8],
+        [13, 14, 18, 19],
+    ];
     use crate::{Board, Goal, HeuristicKind, Limits, SearchOutcome, Solver};
     let shape = Shape::new(5, 5).unwrap();
     let partition = |name: &str, patterns: [[u8; 4]; 4]| Partition {
@@ -335,24 +347,8 @@ fn zero_aware_tables_on_5x5_carry_their_values_and_solve_optimally() {
         shape,
         patterns: patterns.iter().map(|p| p.to_vec()).collect(),
     };
-    let a = zero_aware(&partition(
-        "a",
-        [
-            [1, 2, 5, 6],
-            [3, 4, 8, 9],
-            [10, 11, 15, 16],
-            [13, 14, 18, 19],
-        ],
-    ));
-    let b = zero_aware(&partition(
-        "b",
-        [
-            [1, 5, 10, 11],
-            [2, 3, 4, 9],
-            [6, 15, 16, 8],
-            [13, 14, 18, 19],
-        ],
-    ));
+    let a = zero_aware(&partition("a", A));
+    let b = zero_aware(&partition("b", B));
     let both = a.clone().with_also(b.clone()).unwrap();
     assert!(both.tables().iter().all(PatternDb::is_split));
     assert!(ZeroMax::<2>::new(&both).is_none());
@@ -360,24 +356,8 @@ fn zero_aware_tables_on_5x5_carry_their_values_and_solve_optimally() {
     let carried = SparseMax::<2, true>::new(&both).unwrap();
     walk_comparing_with_full_evaluation(&carried, shape, 77, 4000);
     let own_index = |name, patterns| zero_aware_in(&partition(name, patterns), false);
-    let a_own = own_index(
-        "a",
-        [
-            [1, 2, 5, 6],
-            [3, 4, 8, 9],
-            [10, 11, 15, 16],
-            [13, 14, 18, 19],
-        ],
-    );
-    let b_own = own_index(
-        "b",
-        [
-            [1, 5, 10, 11],
-            [2, 3, 4, 9],
-            [6, 15, 16, 8],
-            [13, 14, 18, 19],
-        ],
-    );
+    let a_own = own_index("a", A);
+    let b_own = own_index("b", B);
     let both_own = a_own.clone().with_also(b_own.clone()).unwrap();
     walk_comparing_with_full_evaluation(&ZeroMax::<2>::new(&both_own).unwrap(), shape, 78, 2000);
     let mut seed = 5u64;
