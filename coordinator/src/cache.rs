@@ -81,6 +81,13 @@ impl Cache {
         found
     }
 
+    /// What the cache knows of `board`, proven optimal or not, without counting a hit or a
+    /// miss: a new search's first incumbent and lower bound.
+    pub fn known(&self, board: &Board, goal: &Goal) -> Option<Entry> {
+        let key = BoardKey::new(board, goal).ok()?;
+        self.entries.get(&key).map(|e| e.value().clone())
+    }
+
     /// Stores an optimal `path` from `board` and every suffix of it. A path that does not replay
     /// to the goal is not stored; returns whether it was.
     pub fn insert(&self, board: &Board, goal: &Goal, path: &[Move]) -> bool {

@@ -27,7 +27,7 @@ use tonic::server::NamedService;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
-use crate::cluster::Membership;
+use crate::scheduler_actor::Membership;
 use crate::service::{ClusterService, SolverService};
 
 /// Every name the health service answers for: the server as a whole, then each service.
@@ -52,7 +52,7 @@ pub async fn set(reporter: &HealthReporter, serving: bool) {
 
 /// Keeps the statuses up to date as workers join and leave, until `shutdown` fires; then
 /// reports NOT_SERVING for `drain`, removes the statuses (ending `Watch` streams) and fires
-/// `stop`, which stops the server, the cluster actor and the metrics endpoint. Returns at once
+/// `stop`, which stops the server, the scheduler's actor and the metrics endpoint. Returns at once
 /// if `stop` fires first (the server failed).
 pub async fn drive(
     mut reporter: HealthReporter,

@@ -619,7 +619,7 @@ pub struct Snapshot {
     /// When it was taken, in milliseconds since the Unix epoch.
     at_ms: u64,
     stats: Stats,
-    workers: Vec<crate::cluster::WorkerView>,
+    workers: Vec<crate::scheduler_actor::WorkerView>,
     searches: Vec<crate::console::SearchView>,
     finished: Vec<crate::console::FinishedView>,
     /// Requests answered since the start.
@@ -633,7 +633,7 @@ async fn snapshot(api: &Api) -> Snapshot {
     Snapshot {
         at_ms: now_ms(),
         stats: Stats::from(pipeline.stats().await),
-        workers: pipeline.cluster.workers_view().await,
+        workers: pipeline.scheduler.workers_view().await,
         searches: pipeline.searches.views(),
         finished: pipeline.searches.finished(),
         requests: pipeline.activity.totals().0,
@@ -677,7 +677,7 @@ async fn workers(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     api.authorize(&headers, peer)?;
-    Ok(json(&api.pipeline.cluster.workers_view().await))
+    Ok(json(&api.pipeline.scheduler.workers_view().await))
 }
 
 /// `GET /api/v1/searches`: the searches running now.

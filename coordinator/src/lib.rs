@@ -16,11 +16,13 @@
 //!   binary and `npuzzle simulate` both flatten into their command lines.
 //! - [`sim`]: a deterministic discrete-event simulation of a cluster of any size, driving the
 //!   real scheduler with workers whose costs come from recorded traces.
-//! - [`cluster`]: the task that owns the scheduler and carries out its commands.
+//! - [`scheduler_actor`]: the scheduler's actor, the task that owns the scheduler and carries out
+//!   its commands; every other task talks to it through its [`SchedulerHandle`](scheduler_actor::SchedulerHandle).
 //! - [`flights`]: identical requests sharing one search, and the limits on searches waiting or
 //!   running. No I/O.
 //! - [`quarantine`]: workers dropped for misbehaving, refused for a while. No I/O.
-//! - [`cache`]: board key → optimal path, bounded, every suffix stored.
+//! - [`cache`]: board key → a path and its proven lower bound (optimal when they meet), bounded,
+//!   every suffix stored.
 //! - [`store`]: the cache's durable copy in [`Config::cache_dir`] (a redb file), read back and
 //!   replayed at start-up, written by a background thread.
 //! - `solve`: the solve pipeline of `Solve`, `SolveStream` and the HTTP API (validate, cache,
@@ -68,7 +70,6 @@
 
 pub mod auth;
 pub mod cache;
-pub mod cluster;
 mod console;
 pub mod flights;
 mod handshake;
@@ -80,6 +81,7 @@ pub mod metrics;
 mod progress;
 pub mod quarantine;
 pub mod scheduler;
+pub mod scheduler_actor;
 pub mod scheduler_args;
 mod searches;
 pub mod service;
@@ -375,7 +377,7 @@ pub async fn run(
             )
             .map_err(Error::Tls)?;
     }
-    // `stop` ends the server, the cluster actor and the metrics endpoint: `drain` after
+    // `stop` ends the server, the scheduler's actor and the metrics endpoint: `drain` after
     // `shutdown`, or when this function returns early.
     let (cache, writer, stored_jobs) = open_cache(&config).await?;
     let stop = CancellationToken::new();
@@ -414,7 +416,7 @@ pub async fn run(
             "workers may join from other hosts: audits are on"
         );
     }
-    let cluster = cluster::spawn(
+    let scheduler = scheduler_actor::spawn(
         scheduler,
         config.quarantine_for,
         config.tick,
@@ -424,7 +426,7 @@ pub async fn run(
     let draining = shutdown.clone();
     tokio::spawn(health::drive(
         reporter,
-        cluster.watch_membership(),
+        scheduler.watch_membership(),
         shutdown,
         config.drain,
         stop.clone(),
@@ -444,12 +446,12 @@ pub async fn run(
         &config,
         cache,
         writer,
-        cluster.clone(),
+        scheduler.clone(),
     ));
     let pipeline = Arc::new(solve::Pipeline::new(
         config,
         Arc::clone(&searches),
-        cluster,
+        scheduler,
         draining,
     ));
     let jobs = Arc::new(jobs::Jobs::new(Arc::clone(&pipeline)));

@@ -1,12 +1,12 @@
 //! The coordinator's Prometheus metrics: their names, their descriptions, and the few helpers
-//! the adapters (the gRPC services, the cluster actor) record them with. The scheduler records
+//! the adapters (the gRPC services, the scheduler's actor) record them with. The scheduler records
 //! nothing; the actor exports its totals ([`ClusterGauges`]). A leaf: the labels and values come
 //! from the callers (`solve::outcome` names a request's outcome).
 //!
 //! Names follow Prometheus conventions: `npuzzle_coordinator_` first, counters end in `_total`,
 //! durations are `_seconds` histograms. The endpoint is served only with
 //! [`Config::metrics`](crate::Config::metrics). Until some endpoint of the process installs the
-//! recorder, the `metrics` macros record nothing, at almost no cost; the cluster actor exports
+//! recorder, the `metrics` macros record nothing, at almost no cost; the scheduler's actor exports
 //! its gauges only when this coordinator has an endpoint.
 
 use std::time::{Duration, Instant};

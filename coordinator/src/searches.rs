@@ -22,7 +22,8 @@
 //! is optimal, and ends the search before its last bound; one within the request's factor
 //! (`within`, [`Weight`]) answers a bounded-suboptimal request at once. Answers are cached with
 //! their lower bound (a bounded one serves only the factors it is within; only proven-optimal
-//! ones go to the store).
+//! ones go to the store), and so is the incumbent of a flight that ends unfinished; a new
+//! flight starts from what the cache knows of its board (its incumbent and its lower bound).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,11 +40,11 @@ use tokio::sync::{mpsc, oneshot, watch};
 use npuzzle_proto::moves_to_wire;
 
 use crate::cache::Cache;
-use crate::cluster::{ClusterHandle, JobEvent};
 use crate::console::{FinishedView, Recent, SearchView};
 use crate::flights::{FlightKey, Flights, Left};
 use crate::progress::BoundTracker;
 use crate::scheduler::{Checkpoint, ClientId, JobId, JobOutcome, JobSpec, JobStats};
+use crate::scheduler_actor::{JobEvent, SchedulerHandle};
 use crate::store::Writer;
 
 /// Solvers (with their tables) kept at most; each custom goal needs its own.
@@ -130,6 +131,8 @@ pub(crate) struct Flight {
     pub client: ClientId,
     /// Its answer may be this factor of the optimum ([`Weight::OPTIMAL`]: none).
     pub weight: Weight,
+    /// Starts from what the cache knows of the board (not for a request that skips the cache).
+    from_cache: bool,
     pub state: watch::Sender<FlightState>,
     /// Raised when the last waiter leaves: stops the probe and any later submission.
     cancelled: Arc<AtomicBool>,
@@ -147,7 +150,7 @@ impl Drop for WaiterGuard {
     fn drop(&mut self) {
         if self.searches.flights.leave(self.key, self.flight.job) == Left::Last {
             self.flight.cancelled.store(true, Ordering::Release);
-            self.searches.cluster.cancel(self.flight.job);
+            self.searches.scheduler.cancel(self.flight.job);
         }
     }
 }
@@ -159,7 +162,7 @@ pub(crate) struct Searches {
     /// The cache's durable copy ([`crate::Config::cache_dir`]): each answer cached is queued for
     /// it, and the detached jobs' records.
     store: Option<Writer>,
-    cluster: ClusterHandle,
+    scheduler: SchedulerHandle,
     /// Searches running now, by puzzle and heuristic: identical requests share one.
     flights: Flights<Flight>,
     /// One solver (and its tables) per goal and heuristic, for the coordinator's own searches.
@@ -182,12 +185,12 @@ impl Searches {
         config: &crate::Config,
         cache: Cache,
         store: Option<Writer>,
-        cluster: ClusterHandle,
+        scheduler: SchedulerHandle,
     ) -> Searches {
         Searches {
             cache,
             store,
-            cluster,
+            scheduler,
             flights: Flights::default(),
             solvers: Solvers::default(),
             resumes: Mutex::default(),
@@ -275,18 +278,20 @@ impl Searches {
     /// Joins the search for `key` (the puzzle `board` to `goal`, and the heuristic), starting it
     /// if none is running.
     ///
-    /// A new search counts for `client` when the scheduler shares slots between clients.
+    /// A new search counts for `client` when the scheduler shares slots between clients, and
+    /// starts from what the cache knows of the board if `from_cache`.
     pub(crate) fn join(
         self: &Arc<Self>,
         key: FlightKey,
         board: Board,
         goal: Goal,
         client: ClientId,
+        from_cache: bool,
     ) -> WaiterGuard {
         let (heuristic, weight) = (key.1, key.2);
         let joined = self.flights.join(key, || {
             let (state, _) = watch::channel(FlightState::default());
-            let job = JobId(self.cluster.next_id());
+            let job = JobId(self.scheduler.next_id());
             let flight = Flight {
                 job,
                 board,
@@ -296,6 +301,7 @@ impl Searches {
                 shape: board.shape(),
                 client,
                 weight,
+                from_cache,
                 state,
                 cancelled: Arc::new(AtomicBool::new(false)),
             };
@@ -353,7 +359,18 @@ impl Searches {
             } => {
                 self.cache.insert_bounded(&board, &goal, path, *lower_bound);
             }
-            _ => {}
+            // Ended unfinished (its waiters gone at their deadline, or the coordinator
+            // stopping): its incumbent is kept with the bound proven, for requests it is within
+            // the factor of and as the next search's start.
+            FlightEnd::Cancelled { lower_bound } | FlightEnd::ShuttingDown { lower_bound } => {
+                let state = flight.state.borrow();
+                if let Some(path) = &state.incumbent {
+                    // (A bound above the path's length, which no path can have, is refused.)
+                    let proven = state.lower_bound.max(*lower_bound);
+                    self.cache.insert_bounded(&board, &goal, path, proven);
+                }
+            }
+            FlightEnd::Failed(_) => {}
         }
         metrics::gauge!(crate::metrics::CACHE_ENTRIES).set(self.cache.len() as f64);
         self.flights.end(key, flight.job);
@@ -378,7 +395,26 @@ impl Searches {
             Err(e) => return FlightEnd::Failed(e.to_string()),
         };
         if let Ok(h) = solver.estimate(&board) {
-            flight.state.send_modify(|s| s.lower_bound = h);
+            flight
+                .state
+                .send_modify(|s| s.lower_bound = s.lower_bound.max(h));
+        }
+        // What an earlier search left (a bounded answer, or the incumbent of one that ended
+        // unfinished) is where this one starts: its path the incumbent, its bound proven.
+        if let Some(known) = flight
+            .from_cache
+            .then(|| self.cache.known(&board, &goal))
+            .flatten()
+        {
+            tracing::debug!(
+                length = known.path.len(),
+                lower_bound = known.lower_bound,
+                "incumbent from the cache"
+            );
+            flight.state.send_modify(|s| {
+                s.lower_bound = s.lower_bound.max(known.lower_bound);
+                s.incumbent = Some(known.path);
+            });
         }
         let incumbent = self.look_for_incumbent(flight, &solver, board);
         let weight = flight.weight;
@@ -406,7 +442,7 @@ impl Searches {
         }
         if !exact
             && self
-                .cluster
+                .scheduler
                 .membership()
                 .can_serve(heuristic, board.shape())
         {
@@ -443,7 +479,7 @@ impl Searches {
             Err(e) => return FlightEnd::Failed(format!("probe task failed: {e}")),
         };
         // Distribute: many more units than slots, so that the pull model balances the load.
-        let slots = self.cluster.stats().await.slots.max(1);
+        let slots = self.scheduler.stats().await.slots.max(1);
         let min_units = slots * self.units_per_slot;
         let frontier_solver = Arc::clone(&solver);
         let frontier =
@@ -513,10 +549,10 @@ impl Searches {
     ) -> FlightEnd {
         spec.client = flight.client;
         let (tx, mut rx) = mpsc::unbounded_channel();
-        self.cluster.submit(spec, tx);
+        self.scheduler.submit(spec, tx);
         // A waiter may have left while the probe ran: cancel what was just submitted.
         if flight.cancelled.load(Ordering::Acquire) {
-            self.cluster.cancel(flight.job);
+            self.scheduler.cancel(flight.job);
         }
         let weight = flight.weight;
         // What the incumbent is known to be within, by how it was found.
@@ -531,8 +567,19 @@ impl Searches {
                     incumbent = None;
                     if let Ok(quick) = quick {
                         tracing::debug!(length = quick.path.len(), weight = %quick.weight, "incumbent");
+                        // The incumbent kept is the shorter: within the quick path's factor
+                        // either way.
                         incumbent_within = Some(quick.weight);
-                        flight.state.send_modify(|s| s.incumbent = Some(quick.path));
+                        flight.state.send_if_modified(|s| {
+                            let shorter = s
+                                .incumbent
+                                .as_ref()
+                                .is_none_or(|kept| quick.path.len() < kept.len());
+                            if shorter {
+                                s.incumbent = Some(quick.path);
+                            }
+                            shorter
+                        });
                     }
                     settled = self.settled(flight, incumbent_within, heuristic);
                     continue;
@@ -613,7 +660,7 @@ impl Searches {
                 }
             }
         }
-        // The cluster task ended: the coordinator is shutting down.
+        // The scheduler's actor ended: the coordinator is shutting down.
         settled.unwrap_or_else(|| FlightEnd::ShuttingDown {
             lower_bound: flight.state.borrow().lower_bound,
         })
@@ -645,7 +692,7 @@ impl Searches {
             optimal,
             "answered by the incumbent"
         );
-        self.cluster.cancel(flight.job);
+        self.scheduler.cancel(flight.job);
         Some(FlightEnd::Solved {
             path: path.clone(),
             nodes: state.nodes,

@@ -144,7 +144,7 @@ impl SolverRpc for SolverService {
         &self,
         request: Request<v1::SolveRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let started = Instant::now();
+        let started = tokio::time::Instant::now();
         let mut metric = RequestMetric::start("SolveStream");
         let pipeline = Arc::clone(&self.pipeline);
         let begun = pipeline
@@ -313,18 +313,18 @@ impl Cluster for ClusterService {
         request: Request<Streaming<v1::WorkerMessage>>,
     ) -> Result<Response<Self::JoinStream>, Status> {
         let address = request.remote_addr().map(|a| a.ip());
-        let cluster = self.pipeline.cluster.clone();
-        let rationed = cluster.quarantine().admit_join(address, Instant::now());
+        let scheduler = self.pipeline.scheduler.clone();
+        let rationed = scheduler.quarantine().admit_join(address, Instant::now());
         if let Err(retry_after) = rationed {
             return Err(Refused::TooManyJoins { retry_after }.into());
         }
         let mut inbound = request.into_inner();
         let config = &self.pipeline.config;
         let hello = read_hello(&mut inbound, config.hello_timeout).await?;
-        let id = WorkerId(cluster.next_id());
+        let id = WorkerId(scheduler.next_id());
         let admitted = {
             let now = Instant::now();
-            let mut quarantine = cluster.quarantine();
+            let mut quarantine = scheduler.quarantine();
             quarantine.purge(now);
             handshake(
                 &hello,
@@ -351,20 +351,20 @@ impl Cluster for ClusterService {
         }
         tracing::info!(worker = id.0, %name, slots, %version, pattern_databases = hello.pattern_databases.len(), "hello");
         let (tx, rx) = mpsc::unbounded_channel();
-        cluster.worker_joined(id, origin, slots, capabilities, tx);
+        scheduler.worker_joined(id, origin, slots, capabilities, tx);
         tokio::spawn(async move {
             let _place = place;
             // The stream ends (or breaks) when the worker goes away.
             while let Ok(Some(msg)) = inbound.message().await {
                 match msg.message {
                     Some(v1::worker_message::Message::Result(r)) => {
-                        cluster.result(id, result_from_wire(r))
+                        scheduler.result(id, result_from_wire(r))
                     }
-                    Some(v1::worker_message::Message::Heartbeat(_)) => cluster.heartbeat(id),
+                    Some(v1::worker_message::Message::Heartbeat(_)) => scheduler.heartbeat(id),
                     Some(v1::worker_message::Message::Hello(_)) | None => {}
                 }
             }
-            cluster.worker_left(id);
+            scheduler.worker_left(id);
         });
         Ok(Response::new(UnboundedReceiverStream::new(rx)))
     }

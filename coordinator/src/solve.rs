@@ -16,7 +16,9 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use npuzzle_proto::{
     WireError, board_from_wire, goal_from_wire, heuristic_from_wire, heuristic_to_wire,
@@ -29,10 +31,10 @@ use npuzzle_solver::{
 use tokio_util::sync::CancellationToken;
 
 use crate::Config;
-use crate::cluster::ClusterHandle;
 use crate::console::Activity;
 use crate::flights::{Admission, Admissions, Refusal};
 use crate::scheduler::{ClientId, HeuristicUnavailable, choose_heuristic};
+use crate::scheduler_actor::SchedulerHandle;
 use crate::searches::{Flight, FlightEnd, FlightState, Searches, WaiterGuard};
 
 /// How long a request refused for the search limits is told to wait before it retries.
@@ -235,7 +237,7 @@ fn millis_since(started: Instant) -> f64 {
 /// The solve pipeline and what it holds: shared by both services and the HTTP API.
 pub struct Pipeline {
     pub config: Config,
-    pub cluster: ClusterHandle,
+    pub scheduler: SchedulerHandle,
     /// The searches running now, the cache they fill and its store.
     pub(crate) searches: Arc<Searches>,
     /// Places for requests that need a search (waiting or running): [`Config::max_searches`]
@@ -255,13 +257,13 @@ impl Pipeline {
     pub(crate) fn new(
         config: Config,
         searches: Arc<Searches>,
-        cluster: ClusterHandle,
+        scheduler: SchedulerHandle,
         draining: CancellationToken,
     ) -> Pipeline {
         Pipeline {
             admissions: Admissions::new(config.max_searches, config.max_searches_per_client),
             config,
-            cluster,
+            scheduler,
             searches,
             draining,
             worker_streams: Arc::new(AtomicUsize::new(0)),
@@ -271,7 +273,7 @@ impl Pipeline {
 
     /// What `Stats` reports (and `GET /api/v1/stats`): the cluster, the searches, the cache.
     pub(crate) async fn stats(&self) -> v1::StatsResponse {
-        let c = self.cluster.stats().await;
+        let c = self.scheduler.stats().await;
         let cache = self.searches.cache();
         let (hits, misses) = (cache.hits(), cache.misses());
         v1::StatsResponse {
@@ -442,7 +444,7 @@ impl Pipeline {
     /// with workers connected and none holding tables for the shape it is `NoTables`.
     async fn choose(&self, p: &Puzzle, started: Instant) -> Result<HeuristicKind, SolveError> {
         if p.requested == Some(HeuristicKind::Pdb) {
-            let mut membership = self.cluster.watch_membership();
+            let mut membership = self.scheduler.watch_membership();
             let patience = started + self.config.unavailable_after;
             let give_up = p.deadline.map_or(patience, |d| d.min(patience));
             while membership.borrow_and_update().workers == 0 {
@@ -452,7 +454,7 @@ impl Pipeline {
                             return Err(SolveError::ShuttingDown);
                         }
                     }
-                    _ = tokio::time::sleep_until(give_up.into()) => {
+                    _ = tokio::time::sleep_until(give_up) => {
                         return Err(SolveError::NoWorker { waited: started.elapsed() });
                     }
                 }
@@ -461,7 +463,7 @@ impl Pipeline {
         Ok(choose_heuristic(
             p.requested,
             &p.goal,
-            &self.cluster.membership().pdb_shapes,
+            &self.scheduler.membership().pdb_shapes,
         )?)
     }
 
@@ -477,9 +479,13 @@ impl Pipeline {
         let p = &search.puzzle;
         let mut heuristic = search.heuristic;
         loop {
-            let guard =
-                self.searches
-                    .join((p.key, heuristic, p.within), p.board, p.goal, search.client);
+            let guard = self.searches.join(
+                (p.key, heuristic, p.within),
+                p.board,
+                p.goal,
+                search.client,
+                !p.skip_cache,
+            );
             joined(&guard.flight);
             match self.wait(&guard, search, &mut progress).await {
                 Waited::Answer(answer) => return answer,
@@ -520,8 +526,11 @@ impl Pipeline {
             let now = Instant::now();
             // No worker that could search this job's units (none at all, or none with pattern
             // databases for a PDB job's shape): the units wait in the queue, for a while.
-            let membership = self.cluster.membership();
-            if !membership.can_serve(flight.heuristic, flight.shape) {
+            let membership = self.scheduler.membership();
+            // Boards of at most 9 cells the coordinator solves itself, however long a loaded
+            // host takes to run that task: never refused for want of a worker.
+            let needs_workers = !HeuristicKind::Exact.supports(flight.shape);
+            if needs_workers && !membership.can_serve(flight.heuristic, flight.shape) {
                 if p.requested.is_none()
                     && membership.workers > 0
                     && let Ok(kind) = choose_heuristic(None, &p.goal, &membership.pdb_shapes)
@@ -576,7 +585,7 @@ impl Pipeline {
                         return Waited::Answer(Err(SolveError::Lost));
                     }
                 }
-                _ = tokio::time::sleep_until(wake.into()) => {}
+                _ = tokio::time::sleep_until(wake) => {}
             }
         }
     }
@@ -665,6 +674,64 @@ impl SolveError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use npuzzle_cluster::testing::korf::{korf, request};
+
+    /// A pipeline over a cluster that no worker joins, as `run` builds it (no network).
+    fn pipeline_without_workers(unavailable_after: Duration) -> Arc<Pipeline> {
+        let config = Config {
+            unavailable_after,
+            incumbent_nodes: 0,
+            ..Config::default()
+        };
+        let stop = CancellationToken::new();
+        let scheduler = crate::scheduler_actor::spawn(
+            config.scheduler.clone(),
+            config.quarantine_for,
+            config.tick,
+            false,
+            stop.clone(),
+        );
+        let searches = Arc::new(Searches::new(
+            &config,
+            crate::cache::Cache::new(1000),
+            None,
+            scheduler.clone(),
+        ));
+        Arc::new(Pipeline::new(config, searches, scheduler, stop))
+    }
+
+    /// The pipeline's waits run on tokio's clock, so paused time drives them: a minute of
+    /// waiting for a worker passes in no time, and the request is refused exactly when its
+    /// deadline (or, without one, `unavailable_after`) has passed.
+    #[tokio::test(start_paused = true)]
+    async fn with_no_worker_a_request_waits_its_deadline_or_unavailable_after_on_tokio_time() {
+        let pipeline = pipeline_without_workers(Duration::from_secs(60));
+        let (_, _, tiles) = korf(&[3]).remove(0);
+        let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+        let real = std::time::Instant::now();
+        for (timeout_ms, waits) in [(0, 60), (10_000, 10)] {
+            req.timeout_ms = timeout_ms;
+            let started = Instant::now();
+            let reply = pipeline.solve(&req, None, None).await;
+            let waited = started.elapsed();
+            assert!(
+                matches!(reply, Err(SolveError::NoWorker { .. })),
+                "{reply:?}"
+            );
+            // Checked every 200 ms of the clock: refused within one check of its time.
+            let expected = Duration::from_secs(waits);
+            assert!(
+                waited >= expected && waited <= expected + Duration::from_millis(400),
+                "timeout {timeout_ms} ms: refused after {waited:?}"
+            );
+        }
+        assert!(
+            real.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            real.elapsed()
+        );
+    }
 
     /// Each refusal is counted under its own outcome: a request refused past the search
     /// limits is `busy` (it was once counted as `internal`, from the gRPC status it became).

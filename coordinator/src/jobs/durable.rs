@@ -233,11 +233,11 @@ pub(crate) async fn checkpoint_loop(
         // Tasks that have run long give back their rest first, so that a restart does not
         // lose what they searched; the checkpoint is taken once they have answered.
         pipeline
-            .cluster
+            .scheduler
             .ask_back_for_checkpoint(JobId(job), every.max(LOOK_EVERY));
         tokio::time::sleep(HAND_BACK_WAIT).await;
         let took = Instant::now();
-        let Some(checkpoint) = pipeline.cluster.checkpoint(JobId(job)).await else {
+        let Some(checkpoint) = pipeline.scheduler.checkpoint(JobId(job)).await else {
             continue;
         };
         let record = checkpoint_record(&id, &checkpoint);

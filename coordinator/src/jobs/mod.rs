@@ -244,7 +244,7 @@ impl Jobs {
         }
         let jobs = Arc::clone(self);
         tokio::spawn(async move {
-            let mut membership = jobs.pipeline.cluster.watch_membership();
+            let mut membership = jobs.pipeline.scheduler.watch_membership();
             while membership.borrow_and_update().workers == 0 {
                 tokio::select! {
                     changed = membership.changed() => if changed.is_err() { return },
@@ -277,7 +277,7 @@ impl Jobs {
         client: Option<IpAddr>,
         resume: Option<Resume>,
     ) -> Result<Arc<DetachedJob>, JobError> {
-        let started = Instant::now();
+        let started = tokio::time::Instant::now();
         let puzzle = self
             .pipeline
             .validate(request, None)

@@ -32,6 +32,83 @@ async fn a_deadline_answers_with_a_legal_path_and_the_lower_bound_proven() {
         r.lower_bound > 0 && r.lower_bound as usize <= optimal,
         "{r:?}"
     );
+
+    // What the deadline answered is cached with its bound: a request with a factor it is
+    // within is answered from the cache, the same path and bound.
+    let within = (100.0 * f64::from(r.length) / f64::from(r.lower_bound)).ceil() / 100.0;
+    assert!(within <= 10.0, "{r:?}");
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.within = within;
+    let cached = client.solve(req).await.unwrap().into_inner();
+    assert_eq!(cached.outcome, v1::Outcome::Solved as i32, "{cached:?}");
+    assert!(cached.cached && !cached.optimal, "{cached:?}");
+    assert_eq!(
+        (&cached.moves, cached.lower_bound),
+        (&r.moves, r.lower_bound)
+    );
+    // An optimal request is searched again, from there: never a shorter bound, never a longer
+    // incumbent than the first deadline left.
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.timeout_ms = 500;
+    let again = client.solve(req).await.unwrap().into_inner();
+    assert_eq!(
+        again.outcome,
+        v1::Outcome::DeadlineExceeded as i32,
+        "{again:?}"
+    );
+    assert!(!again.cached && !again.optimal, "{again:?}");
+    assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &again.moves);
+    assert!(
+        again.lower_bound >= r.lower_bound && again.length <= r.length,
+        "{r:?} then {again:?}"
+    );
+}
+
+/// With no quick path of its own (`incumbent_nodes` 0), a search's incumbent can come only
+/// from what an earlier search left in the cache: it is there from the stream's first bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_starts_from_the_bounded_answer_an_earlier_one_left() {
+    let mut config = eager_config();
+    config.incumbent_nodes = 0;
+    let mut cluster = TestCluster::start(config).await;
+    cluster.add_worker(1).await;
+    let mut client = cluster.client().await;
+    let (optimal, tiles) = (KF1_OPTIMUM, KF1.to_string());
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.within = 3.0;
+    let bounded = client.solve(req).await.unwrap().into_inner();
+    assert_eq!(bounded.outcome, v1::Outcome::Solved as i32, "{bounded:?}");
+    assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &bounded.moves);
+    assert!(bounded.length as usize > optimal, "{bounded:?}");
+
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.timeout_ms = 1000;
+    let mut stream = client.solve_stream(req).await.unwrap().into_inner();
+    let mut events = Vec::new();
+    while let Some(e) = stream.message().await.unwrap() {
+        events.push(e.event.unwrap());
+    }
+    let bounds: Vec<&v1::BoundProgress> = (events.iter())
+        .filter_map(|e| match e {
+            Event::Bound(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    assert!(!bounds.is_empty(), "{events:?}");
+    for b in &bounds {
+        assert_eq!(
+            (&b.incumbent_moves, b.incumbent_length),
+            (&bounded.moves, bounded.length),
+            "{b:?}"
+        );
+        assert!(b.lower_bound >= bounded.lower_bound, "{b:?}");
+    }
+    let Some(Event::Result(r)) = events.last() else {
+        panic!("no result: {events:?}")
+    };
+    assert_eq!(r.outcome, v1::Outcome::DeadlineExceeded as i32, "{r:?}");
+    assert_eq!(r.moves, bounded.moves, "{r:?}");
+    assert!(r.lower_bound as usize <= optimal, "{r:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

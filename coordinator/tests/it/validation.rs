@@ -102,7 +102,9 @@ async fn small_problems_are_solved_by_the_coordinator_without_workers() {
     );
 }
 
-#[tokio::test]
+/// On paused time (the clock jumps to the next timer whenever every task waits): the
+/// pipeline's waits are tokio timers, so the 2 s wait passes at once.
+#[tokio::test(start_paused = true)]
 async fn no_workers_means_unavailable_at_the_deadline() {
     let cluster = TestCluster::start(eager_config()).await;
     let mut client = cluster.client().await;

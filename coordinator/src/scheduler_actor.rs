@@ -1,6 +1,6 @@
 //! The scheduler's actor: one task owns the [`Scheduler`] and carries out its commands, sending
 //! assignments and cancels down each worker's stream and progress to each job's driver. Every
-//! other task talks to it through a [`ClusterHandle`].
+//! other task talks to it through a [`SchedulerHandle`].
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -126,14 +126,14 @@ enum Event {
 
 /// A cheap, cloneable way to reach the actor.
 #[derive(Clone)]
-pub struct ClusterHandle {
+pub struct SchedulerHandle {
     tx: mpsc::UnboundedSender<Event>,
     ids: Arc<AtomicU64>,
     membership: watch::Receiver<Membership>,
     quarantine: Arc<Mutex<Quarantine>>,
 }
 
-impl ClusterHandle {
+impl SchedulerHandle {
     /// A fresh id for a worker or a job.
     pub fn next_id(&self) -> u64 {
         self.ids.fetch_add(1, Ordering::Relaxed)
@@ -238,7 +238,7 @@ pub fn spawn(
     tick: Duration,
     metrics: bool,
     shutdown: CancellationToken,
-) -> ClusterHandle {
+) -> SchedulerHandle {
     let (tx, rx) = mpsc::unbounded_channel();
     let (membership_tx, membership_rx) = watch::channel(Membership::default());
     let quarantine = Arc::new(Mutex::new(Quarantine::new(quarantine_for)));
@@ -251,7 +251,7 @@ pub fn spawn(
         quarantine: Arc::clone(&quarantine),
     };
     tokio::spawn(run(actor, tick, rx, shutdown));
-    ClusterHandle {
+    SchedulerHandle {
         tx,
         ids: Arc::new(AtomicU64::new(1)),
         membership: membership_rx,
