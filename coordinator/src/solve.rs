@@ -486,6 +486,9 @@ impl Pipeline {
                 search.client,
                 !p.skip_cache,
             );
+            if let Some(deadline) = p.deadline {
+                guard.flight.answer_by(deadline);
+            }
             joined(&guard.flight);
             match self.wait(&guard, search, &mut progress).await {
                 Waited::Answer(answer) => return answer,

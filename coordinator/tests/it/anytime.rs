@@ -243,3 +243,41 @@ async fn an_optimal_answer_says_it_is_proven() {
         assert_optimal(&tiles, &GoalSpec::BlankFirst, &r.moves, optimal);
     }
 }
+
+/// A waiter with a deadline gets its incumbent improved by weighted searches on the workers
+/// (factors 1.5, then 1.2): with no quick path of the coordinator's own (`incumbent_nodes` 0)
+/// and nothing cached, the path the deadline answers can only have come from them, and it is
+/// within their factor of the optimum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_is_answered_with_the_path_a_weighted_companion_found() {
+    let mut config = eager_config();
+    config.incumbent_nodes = 0;
+    let mut cluster = TestCluster::start(config).await;
+    cluster.add_worker(2).await;
+    let mut client = cluster.client().await;
+    let (optimal, tiles) = (KF1_OPTIMUM, KF1.to_string());
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.timeout_ms = 3000;
+    let r = client.solve(req).await.unwrap().into_inner();
+    assert_eq!(r.outcome, v1::Outcome::DeadlineExceeded as i32, "{r:?}");
+    assert!(!r.optimal && !r.cached, "{r:?}");
+    assert!(!r.moves.is_empty(), "no path by the deadline: {r:?}");
+    assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &r.moves);
+    assert!(
+        r.length as usize >= optimal && 2 * r.length as usize <= 3 * optimal,
+        "{r:?}"
+    );
+    assert!(r.lower_bound as usize <= optimal, "{r:?}");
+    // The companions ended with the flight: nothing runs on.
+    for _ in 0..100 {
+        let s = cluster.stats().await;
+        if s.running_jobs == 0 && s.busy_slots == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!(
+        "work went on after the deadline: {:?}",
+        cluster.stats().await
+    );
+}
