@@ -262,8 +262,20 @@ impl PdbHeuristic {
         }
         // All or none, whatever layout each table comes in: the hot loop's layout is one
         // constant for every table (a sparse table read as dense would give wrong values).
-        // Zero-aware tables go sparse as split tables (`split`).
-        let lookups_sparse = dbs.iter().all(|db| sparse(shape, db.tiles.len()));
+        // Zero-aware tables go sparse as split tables (`split`). A table read split from its
+        // file (format 6) has no other layout: then every table goes split, whatever `sparse`
+        // says (NPUZZLE_PDB_DENSE=1 included).
+        let any_split = dbs.iter().any(PatternDb::is_split);
+        if any_split
+            && !dbs
+                .iter()
+                .all(|db| super::sparse::fits(shape, db.tiles.len()))
+        {
+            return Err(PdbError::Pattern(
+                "a split table beside one whose sparse index exceeds 32 bits".into(),
+            ));
+        }
+        let lookups_sparse = any_split || dbs.iter().all(|db| sparse(shape, db.tiles.len()));
         let dbs: Vec<PatternDb> = match (lookups_sparse, zero_aware) {
             (true, true) => dbs.into_iter().map(PatternDb::into_split).collect(),
             (true, false) => dbs.into_iter().map(PatternDb::into_sparse).collect(),

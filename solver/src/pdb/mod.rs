@@ -81,6 +81,8 @@ mod sparse;
 mod sparse_max;
 mod split;
 #[cfg(test)]
+mod split_tests;
+#[cfg(test)]
 mod tests;
 mod zero_aware;
 mod zero_max;
@@ -94,6 +96,7 @@ pub use packing::Histogram;
 pub use partition::{DualTable, Partition};
 pub use regions::Regions;
 pub use sparse_max::{SparseMax, SparseMaxState};
+pub use split::SPLIT_FORMAT;
 pub use zero_aware::{TableKind, ZERO_AWARE_FORMAT};
 pub use zero_max::{ZeroMax, ZeroMaxState};
 
