@@ -8,9 +8,13 @@
 //! builds and lists it.
 //!
 //! A partition's tables come in two kinds ([`TableKind`]): per placement (`.pdb` files) and
-//! zero-aware (`.zpdb` files, format [`crate::PDB_ZERO_AWARE_FORMAT`]). Where a partition has
-//! both, [`TableStore::best`] loads the per-placement ones. [`TableStore::ensure`] builds only
-//! the tables that are missing or fail to verify; [`TableStore::status`] says which those are.
+//! zero-aware (`.zpdb` files, format [`crate::PDB_ZERO_AWARE_FORMAT`]; on 5x5 format
+//! [`crate::PDB_SPLIT_FORMAT`], the split layout the search reads, made once as the table is
+//! built, so that the file loads as fast as a per-placement one). Where a partition has both,
+//! [`TableStore::best`] loads the per-placement ones. [`TableStore::ensure`] builds only the
+//! tables that are missing or fail to verify; [`TableStore::status`] says which those are and
+//! which are in an older format than this build writes ([`PatternDb::stored_format`]), which
+//! [`TableStore::upgrade`] rewrites.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

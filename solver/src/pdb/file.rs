@@ -1,5 +1,8 @@
-//! The table file: a header (magic, version, shape, tiles, entry count, checksum), then the
-//! packed table as it lies in memory (format 3), or one byte an entry (format 2, still read).
+//! The table file: a header (magic, version, shape, tiles, the blank's goal from format 4, the
+//! table's kind from format 5, entry count, checksum), then the packed table as it lies in
+//! memory (formats 3 and 4 per placement, 5 zero-aware in its own index), a split table's bytes
+//! one a placement in rank order (format 6, [`SPLIT_FORMAT`]: zero-aware tables of 5x5, copied
+//! to the sparse layout as they are read), or one byte an entry (format 2, still read).
 
 use std::sync::Arc;
 
@@ -238,17 +241,33 @@ impl PatternDb {
         fill(&mut r, &mut long, "checksum")?;
         let sum = u64::from_le_bytes(long);
         if split {
-            // The split bytes, one a placement, copied to their sparse indices.
-            let mut dense = vec![0u8; count as usize];
-            fill(&mut r, &mut dense, "table")?;
+            // The split bytes, one a placement, copied to their sparse indices a few of tile
+            // 0's cells at a time (as many as cores), as they are read and summed.
+            let weight = super::sparse::weights(shape, k);
+            let n = shape.cells();
+            let part = weight[0] as usize;
+            let mut table = table_memory(part * n);
+            let Some(sparse) = Arc::get_mut(&mut table) else {
+                return Err(PdbError::Read("the table buffer is shared".into()));
+            };
+            let per_part = (count / n as u64) as usize;
+            let cells = std::thread::available_parallelism().map_or(1, |t| t.get());
+            let mut dense = vec![0u8; per_part * cells];
+            let mut hash = Checksum::new();
+            for (block, out) in sparse.chunks_mut(part * cells).enumerate() {
+                let m = out.len() / part;
+                let bytes = &mut dense[..per_part * m];
+                fill(&mut r, bytes, "table")?;
+                hash.update(bytes);
+                super::split::expand_split_parts(shape, k, &weight, block * cells, bytes, out);
+            }
             expect_end(&mut r)?;
-            if checksum(&dense) != sum {
+            if hash.finish(count) != sum {
                 return Err(PdbError::Checksum);
             }
-            let regions = Regions::shared(shape, k)?;
-            return Ok(PatternDb::split_from_file_bytes(
-                shape, tiles, regions, &dense,
-            ));
+            let mut db = PatternDb::zero_aware(shape, tiles, Regions::shared(shape, k)?, table);
+            db.sparse = Some(weight);
+            return Ok(db);
         }
         let mut db = PatternDb::new(shape, tiles, blank, Arc::from(Vec::new()));
         let packed_len = count.div_ceil(2) as usize;
@@ -318,7 +337,8 @@ pub(super) const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
 /// where the blank belongs in the table's goal ([`BlankGoal`]). Version 3: the packed table
 /// (four bits an entry, as in memory), blank on cell 0. Version 2: one byte an entry, packed as it is read. Both hold tables built
 /// with the blank's region (version 1 let tiles step anywhere free, and is refused). Zero-aware
-/// tables are written in format [`ZERO_AWARE_FORMAT`] (5), which this build reads too.
+/// tables are written in format [`ZERO_AWARE_FORMAT`] (5), or [`SPLIT_FORMAT`] (6) in the split
+/// layout, which this build reads too.
 pub const FORMAT: u32 = 4;
 /// The oldest format read.
 const OLDEST_FORMAT: u32 = 2;

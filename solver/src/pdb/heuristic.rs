@@ -205,7 +205,8 @@ impl PdbHeuristic {
     /// The heuristic of `dbs`, which must be disjoint patterns of one shape (at most 8).
     pub fn new(dbs: Vec<PatternDb>, reflect: bool) -> Result<PdbHeuristic, PdbError> {
         // The sparse layout where it pays (see `sparse`); NPUZZLE_PDB_DENSE=1 keeps every
-        // table dense, for side-by-side measurements with one binary.
+        // table dense, for side-by-side measurements with one binary (but for tables read
+        // split from their files, which have no other layout: `with_layout`).
         let dense_only = std::env::var_os("NPUZZLE_PDB_DENSE").is_some_and(|v| v == "1");
         Self::with_layout(dbs, reflect, |shape, k| {
             !dense_only && super::sparse::worth_it(shape, k)

@@ -49,7 +49,7 @@
 //!   order), shared by every table of as many tiles on a board;
 //! - `split`: zero-aware tables in the split layout (the sparse index, two values a placement:
 //!   the blank in the map's largest region or in another), as the search reads the 5x5 ones
-//!   through [`SparseMax`];
+//!   through [`SparseMax`] and as their files hold them (format [`SPLIT_FORMAT`]);
 //! - `zero_max`: [`ZeroMax`], what the search carries for zero-aware tables in their own index
 //!   (a table is read only when one of its tiles moves);
 //! - `zero_tests`: zero-aware tables against plain searches and exact distances.

@@ -17,7 +17,7 @@
 //! [`PdbHeuristic::new`] copies each such table into the sparse layout as it takes it, on every
 //! core, and frees the dense entries; files stay dense (a sparse table is written back dense).
 //! Entries are the same nibbles. `NPUZZLE_PDB_DENSE=1` keeps every table dense, to compare
-//! the layouts with one binary.
+//! the layouts with one binary (not a zero-aware table read split from its file: `split`).
 //!
 //! [`PdbHeuristic`]: super::PdbHeuristic
 //! [`PdbHeuristic::new`]: super::PdbHeuristic::new

@@ -18,10 +18,28 @@
 //! the per-placement tables (docs/performance.md).
 //!
 //! Split tables take a byte per sparse entry (244 MB for six tiles on 5x5, against 90.5 MB for
-//! the zero-aware file and 122 MB for a sparse per-placement table). They live in memory only:
-//! [`PdbHeuristic`] makes them from zero-aware tables as it takes them, on every core (about
-//! 1.4 s a six-tile table on two cores here); files keep every region. `NPUZZLE_PDB_DENSE=1`
-//! keeps zero-aware tables in their own index, read through [`super::ZeroMax`].
+//! the zero-aware table in its own index and 122 MB for a sparse per-placement table).
+//!
+//! # Files
+//!
+//! The tables the search reads split (six tiles on 5x5, `sparse::worth_it`) are stored split:
+//! the store makes the split bytes once, as it builds a table ([`PatternDb::into_stored`]), and
+//! writes file format [`SPLIT_FORMAT`]: format 5's header, then the bytes one a placement in
+//! rank order (127.5 MB for six tiles on 5x5). Loading one copies each byte to its sparse index
+//! on every core, as [`PdbHeuristic`] copies a per-placement table's entries into the sparse
+//! layout (`sparse::by_first_cell` deals tile 0's cells to the cores for both), a few cells'
+//! bytes at a time as they are read, so that the file is never held whole beside the table
+//! (which kept a load's peak at the tables' own size, not 1.5x it); the reader also builds the
+//! table's [`Regions`] (shared by every table of as many tiles), which the search asks
+//! `in_main` of. The regions' own values are not in such a file: it serves the split layout
+//! only. `NPUZZLE_PDB_DENSE=1`, which keeps zero-aware tables in their own index (read through
+//! [`super::ZeroMax`]), reads a format 6 table split all the same (`PdbHeuristic::with_layout`;
+//! the store logs a warning); for the exact regions, build the tables again.
+//!
+//! Zero-aware files of format 5 (every region) still load: [`PdbHeuristic`] makes their split
+//! bytes as it takes them, on every core (about 1.4 s a six-tile table on two cores of host
+//! B, docs/performance.md), and `npuzzle pdb upgrade` rewrites them in format 6. Zero-aware
+//! tables of the other boards are stored in format 5: the search reads them in their own index.
 //!
 //! [`PdbHeuristic`]: super::PdbHeuristic
 
@@ -179,36 +197,34 @@ impl PatternDb {
         });
         dense
     }
+}
 
-    /// The split table of `tiles` whose bytes a file holds ([`PatternDb::split_file_bytes`]):
-    /// each copied to its sparse index on every core, as [`PatternDb::into_sparse`] copies a
-    /// per-placement table's entries. `dense` must hold one byte per placement.
-    pub(super) fn split_from_file_bytes(
-        shape: Shape,
-        tiles: &[u8],
-        regions: Arc<Regions>,
-        dense: &[u8],
-    ) -> PatternDb {
-        let mut db = PatternDb::zero_aware(shape, tiles, regions, Arc::from(Vec::new()));
-        let (k, n) = (tiles.len(), shape.cells());
-        let weight = weights(shape, k);
-        let mut table = table_memory(weight[0] as usize * n);
-        if let Some(bytes) = Arc::get_mut(&mut table) {
-            let per_part = db.multiplier[0] as usize;
-            by_first_cell(bytes, weight[0] as usize, n, |c, part| {
-                let mut rank = c * per_part;
-                in_rank_order(n, k, &weight, 1, 1 << c, 0, &mut |index| {
-                    if let (Some(to), Some(&from)) = (part.get_mut(index), dense.get(rank)) {
-                        *to = from;
-                    }
-                    rank += 1;
-                });
-            });
-        }
-        db.table = table;
-        db.sparse = Some(weight);
-        db
-    }
+/// Copies a split table's file bytes for the placements with tile 0 on the `m` cells from
+/// `first` (`dense`: their bytes in rank order, `per_part` a cell) to their sparse indices in
+/// `out` (those cells' parts of the sparse table, `weight[0]` bytes each), on every core: as
+/// [`PatternDb::into_sparse`] copies a per-placement table's entries, the reader handing over
+/// a few cells at a time so that the file's bytes are never all held beside the table.
+pub(super) fn expand_split_parts(
+    shape: Shape,
+    k: usize,
+    weight: &[u32; 8],
+    first: usize,
+    dense: &[u8],
+    out: &mut [u8],
+) {
+    let n = shape.cells();
+    let m = out.len() / (weight[0] as usize).max(1);
+    let per_part = dense.len() / m.max(1);
+    by_first_cell(out, weight[0] as usize, m, |i, part| {
+        let c = first + i;
+        let mut rank = i * per_part;
+        in_rank_order(n, k, weight, 1, 1 << c, 0, &mut |index| {
+            if let (Some(to), Some(&from)) = (part.get_mut(index), dense.get(rank)) {
+                *to = from;
+            }
+            rank += 1;
+        });
+    });
 }
 
 /// Writes the split bytes of every placement with tile 0 on cell `c` into `chunk` (sparse

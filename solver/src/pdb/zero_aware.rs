@@ -14,7 +14,9 @@
 //! Entries are packed as the per-placement tables' are: four bits, the value less the pattern
 //! tiles' Manhattan distance, halved (capped at 15). The index is [`Regions`]'s: six tiles on
 //! 5x5 make 181,008,000 entries, 90.5 MB, against 63.8 MB dense (122 MB sparse) per placement.
-//! Files are format [`ZERO_AWARE_FORMAT`], whose header says the table's kind.
+//! Files are format [`ZERO_AWARE_FORMAT`], whose header says the table's kind; the tables the
+//! search reads in the split layout (six tiles on 5x5) are stored in it, format
+//! [`super::SPLIT_FORMAT`] (`split`).
 
 use std::sync::Arc;
 
