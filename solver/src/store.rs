@@ -297,7 +297,8 @@ impl TableStore {
     /// returned is the first, named `A+B`), else the first of [`preferred_partitions`]. Of the
     /// two kinds of tables, the per-placement ones are taken where both are present: the
     /// zero-aware ones search faster (1.3x on Korf & Felner's ten easiest) but take twice the
-    /// memory and 11-18 s more to load (docs/performance.md, issue 49), so they are used
+    /// memory (and, from format 5 files, 11-18 s more to load; format 6 files load as fast
+    /// as per-placement ones: docs/performance.md, issue 49), so they are used
     /// where they are the ones built.
     pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
         self.best_of(shape, combined_partitions(shape))
@@ -455,8 +456,8 @@ pub enum TableStatus {
 
 /// The kind `npuzzle pdb build` builds when none is named: per placement on every board for
 /// now. On 5x5 the zero-aware tables expand 1.73x fewer nodes on Korf & Felner's ten easiest
-/// and search 1.3x faster, with twice the memory (2.96 GB for three layouts) and a longer
-/// load (docs/performance.md, issue 49): they are built on request (`--kind zero-aware`), and
+/// and search 1.3x faster, with twice the memory (2.96 GB for three layouts) (docs/performance.md,
+/// issue 49): they are built on request (`--kind zero-aware`), and
 /// used by [`TableStore::best`] where the per-placement ones are absent.
 pub fn default_kind(_shape: Shape) -> TableKind {
     TableKind::PerPlacement

@@ -29,12 +29,14 @@
 //! on every core, as [`PdbHeuristic`] copies a per-placement table's entries into the sparse
 //! layout (`sparse::by_first_cell` deals tile 0's cells to the cores for both), a few cells'
 //! bytes at a time as they are read, so that the file is never held whole beside the table
-//! (which kept a load's peak at the tables' own size, not 1.5x it); the reader also builds the
+//! (one 6-6-6-6 layout: 1.0-1.2 s to load, peak 1.01 GB, against 8-10 s from format 5 and
+//! 1.46 GB reading each file whole; host A, docs/performance.md); the reader also builds the
 //! table's [`Regions`] (shared by every table of as many tiles), which the search asks
 //! `in_main` of. The regions' own values are not in such a file: it serves the split layout
 //! only. `NPUZZLE_PDB_DENSE=1`, which keeps zero-aware tables in their own index (read through
 //! [`super::ZeroMax`]), reads a format 6 table split all the same (`PdbHeuristic::with_layout`;
-//! the store logs a warning); for the exact regions, build the tables again.
+//! the store logs a warning); the exact regions are in format 5 files only (a 5x5 one not yet
+//! upgraded, or a table written by [`PatternDb::to_bytes`] before it is split).
 //!
 //! Zero-aware files of format 5 (every region) still load: [`PdbHeuristic`] makes their split
 //! bytes as it takes them, on every core (about 1.4 s a six-tile table on two cores of host

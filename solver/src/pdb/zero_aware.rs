@@ -90,7 +90,7 @@ impl PatternDb {
     }
 
     /// The number of entries the table holds (a split table's: one a placement, each two
-    /// values, see [`super::split`]).
+    /// values, see `split`).
     pub fn len(&self) -> u64 {
         match &self.zero {
             Some(regions) if !self.is_split() => regions.entries(),
