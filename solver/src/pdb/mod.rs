@@ -52,7 +52,9 @@
 //!   through [`SparseMax`] and as their files hold them (format [`SPLIT_FORMAT`]);
 //! - `zero_max`: [`ZeroMax`], what the search carries for zero-aware tables in their own index
 //!   (a table is read only when one of its tiles moves);
-//! - `zero_tests`: zero-aware tables against plain searches and exact distances.
+//! - `zero_tests`: zero-aware tables against plain searches and exact distances;
+//! - `split_tests`: split tables through their files (format [`SPLIT_FORMAT`]) against the
+//!   tables split as they load.
 //!
 //! # Example
 //!
