@@ -84,8 +84,9 @@ pub use key::BoardKey;
 pub use moves::{Move, MoveParseError, moves_to_string, parse_moves};
 pub use pdb::{
     BlankGoal, DualTable, FORMAT as PDB_FORMAT, Histogram, PACKED_FORMAT as PDB_PACKED_FORMAT,
-    Partition, PatternDb, PdbAll, PdbError, PdbHeuristic, PdbMax, PdbState, Regions, SparseMax,
-    SparseMaxState, TableKind, ZERO_AWARE_FORMAT as PDB_ZERO_AWARE_FORMAT, ZeroMax, ZeroMaxState,
+    Partition, PatternDb, PdbAll, PdbError, PdbHeuristic, PdbMax, PdbState, Regions,
+    SPLIT_FORMAT as PDB_SPLIT_FORMAT, SparseMax, SparseMaxState, TableKind,
+    ZERO_AWARE_FORMAT as PDB_ZERO_AWARE_FORMAT, ZeroMax, ZeroMaxState,
 };
 pub use search::{
     ABSORB_NODES, ABSORB_PIECE_NODES, CHECK_INTERVAL, Iteration, Limits, MAX_DEPTH, QUICK_WEIGHTS,

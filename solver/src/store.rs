@@ -8,9 +8,13 @@
 //! builds and lists it.
 //!
 //! A partition's tables come in two kinds ([`TableKind`]): per placement (`.pdb` files) and
-//! zero-aware (`.zpdb` files, format [`crate::PDB_ZERO_AWARE_FORMAT`]). Where a partition has
-//! both, [`TableStore::best`] loads the per-placement ones. [`TableStore::ensure`] builds only
-//! the tables that are missing or fail to verify; [`TableStore::status`] says which those are.
+//! zero-aware (`.zpdb` files, format [`crate::PDB_ZERO_AWARE_FORMAT`]; on 5x5 format
+//! [`crate::PDB_SPLIT_FORMAT`], the split layout the search reads, made once as the table is
+//! built, so that the file loads as fast as a per-placement one). Where a partition has both,
+//! [`TableStore::best`] loads the per-placement ones. [`TableStore::ensure`] builds only the
+//! tables that are missing or fail to verify; [`TableStore::status`] says which those are and
+//! which are in an older format than this build writes ([`PatternDb::stored_format`]), which
+//! [`TableStore::upgrade`] rewrites.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -118,10 +122,6 @@ impl TableStore {
         (0..partition.patterns.len()).all(|i| self.path_of(partition, i, kind).is_file())
     }
 
-    fn load_table(&self, partition: &Partition, i: usize) -> Result<PatternDb, StoreError> {
-        self.load_table_kind(partition, i, TableKind::PerPlacement)
-    }
-
     fn load_table_kind(
         &self,
         partition: &Partition,
@@ -135,20 +135,32 @@ impl TableStore {
         })?;
         let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
         // The header's version, looked at without consuming it.
-        let older = std::io::BufRead::fill_buf(&mut reader)
+        let format = std::io::BufRead::fill_buf(&mut reader)
             .ok()
-            .and_then(PatternDb::format_of)
-            .is_some_and(|f| f < crate::PDB_PACKED_FORMAT);
+            .and_then(PatternDb::format_of);
         let tiles = &partition.patterns[i];
         let db = PatternDb::read_kind(reader, partition.shape, tiles, BlankGoal::Home, kind)
             .map_err(|source| StoreError::Table {
                 path: path.clone(),
                 source,
             })?;
-        if older {
-            tracing::info!(
+        let stored = PatternDb::stored_format(partition.shape, tiles.len(), kind);
+        match format {
+            Some(f) if f < crate::PDB_PACKED_FORMAT => tracing::info!(
                 path = %path.display(),
                 "table file in an older format, packed as it loads: `npuzzle pdb upgrade` rewrites it to load in a read"
+            ),
+            Some(f) if f < stored => tracing::info!(
+                path = %path.display(),
+                "zero-aware table file in format {f}, turned into the split layout each time it loads (seconds): `npuzzle pdb upgrade` rewrites it in format {stored}, which loads in a read"
+            ),
+            _ => {}
+        }
+        if db.is_split() && std::env::var_os("NPUZZLE_PDB_DENSE").is_some_and(|v| v == "1") {
+            tracing::warn!(
+                path = %path.display(),
+                "NPUZZLE_PDB_DENSE=1 asks for zero-aware tables in their own index, but a format {} file holds the split layout only: read split",
+                crate::PDB_SPLIT_FORMAT
             );
         }
         Ok(db)
@@ -242,26 +254,39 @@ impl TableStore {
         Ok(PdbHeuristic::new(dbs, reflect)?)
     }
 
-    /// The format version of each of the partition's files (`None`: missing, unreadable or not
-    /// a table file).
+    /// The format version of each of the partition's per-placement files (`None`: missing,
+    /// unreadable or not a table file).
     pub fn formats(&self, partition: &Partition) -> Vec<Option<u32>> {
+        self.formats_kind(partition, TableKind::PerPlacement)
+    }
+
+    /// [`TableStore::formats`] of the partition's files of `kind`.
+    pub fn formats_kind(&self, partition: &Partition, kind: TableKind) -> Vec<Option<u32>> {
         (0..partition.patterns.len())
             .map(|i| {
-                let file = std::fs::File::open(self.path(partition, i)).ok()?;
+                let file = std::fs::File::open(self.path_of(partition, i, kind)).ok()?;
                 PatternDb::format_of(file)
             })
             .collect()
     }
 
-    /// Rewrites in the current format ([`crate::PDB_FORMAT`]) each of the partition's tables
-    /// stored in an older one, once it has loaded and verified; returns the paths rewritten.
-    /// A table that fails to load is an error that names it.
-    pub fn upgrade(&self, partition: &Partition) -> Result<Vec<PathBuf>, StoreError> {
+    /// Rewrites each of the partition's tables (of both kinds) stored in a format older than
+    /// the one this build writes for it ([`PatternDb::stored_format`]: [`crate::PDB_FORMAT`]
+    /// per placement; for zero-aware tables [`crate::PDB_SPLIT_FORMAT`] where the search reads
+    /// them split, 6 tiles on 5x5, else [`crate::PDB_ZERO_AWARE_FORMAT`]), once it has loaded
+    /// and verified; returns the paths rewritten with the format each now has. A table that
+    /// fails to load is an error that names it.
+    pub fn upgrade(&self, partition: &Partition) -> Result<Vec<(PathBuf, u32)>, StoreError> {
         let mut rewritten = Vec::new();
-        for (i, format) in self.formats(partition).into_iter().enumerate() {
-            if format.is_some_and(|f| f < crate::PDB_FORMAT) {
-                let db = self.load_table(partition, i)?;
-                rewritten.push(self.save(partition, i, &db.to_bytes())?);
+        for kind in [TableKind::PerPlacement, TableKind::ZeroAware] {
+            for (i, format) in self.formats_kind(partition, kind).into_iter().enumerate() {
+                let k = partition.patterns[i].len();
+                let stored = PatternDb::stored_format(partition.shape, k, kind);
+                if format.is_some_and(|f| f < stored) {
+                    let db = self.load_table_kind(partition, i, kind)?.into_stored();
+                    let path = self.save_kind(partition, i, kind, &db.to_bytes())?;
+                    rewritten.push((path, db.to_bytes_format()));
+                }
             }
         }
         Ok(rewritten)
@@ -272,7 +297,8 @@ impl TableStore {
     /// returned is the first, named `A+B`), else the first of [`preferred_partitions`]. Of the
     /// two kinds of tables, the per-placement ones are taken where both are present: the
     /// zero-aware ones search faster (1.3x on Korf & Felner's ten easiest) but take twice the
-    /// memory and 11-18 s more to load (docs/performance.md, issue 49), so they are used
+    /// memory (and, from format 5 files, 11-18 s more to load; format 6 files load as fast
+    /// as per-placement ones: docs/performance.md, issue 49), so they are used
     /// where they are the ones built.
     pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
         self.best_of(shape, combined_partitions(shape))
@@ -370,7 +396,8 @@ impl TableStore {
                         let format = std::fs::File::open(&path)
                             .ok()
                             .and_then(PatternDb::format_of);
-                        let current = db.to_bytes_format();
+                        let k = db.tiles().len();
+                        let current = PatternDb::stored_format(partition.shape, k, kind);
                         match format {
                             Some(f) if f < current => TableStatus::Older(f),
                             _ => TableStatus::Ok,
@@ -429,24 +456,25 @@ pub enum TableStatus {
 
 /// The kind `npuzzle pdb build` builds when none is named: per placement on every board for
 /// now. On 5x5 the zero-aware tables expand 1.73x fewer nodes on Korf & Felner's ten easiest
-/// and search 1.3x faster, with twice the memory (2.96 GB for three layouts) and a longer
-/// load (docs/performance.md, issue 49): they are built on request (`--kind zero-aware`), and
+/// and search 1.3x faster, with twice the memory (2.96 GB for three layouts) (docs/performance.md,
+/// issue 49): they are built on request (`--kind zero-aware`), and
 /// used by [`TableStore::best`] where the per-placement ones are absent.
 pub fn default_kind(_shape: Shape) -> TableKind {
     TableKind::PerPlacement
 }
 
-/// Builds one table of `kind`.
+/// Builds one table of `kind`, in the layout its file holds ([`PatternDb::into_stored`]).
 fn build_table(
     shape: Shape,
     tiles: &[u8],
     kind: TableKind,
     progress: impl FnMut(u64, u64),
 ) -> Result<PatternDb, PdbError> {
-    match kind {
+    let db = match kind {
         TableKind::PerPlacement => PatternDb::build(shape, tiles, progress),
         TableKind::ZeroAware => PatternDb::build_zero_aware(shape, tiles, progress),
-    }
+    }?;
+    Ok(db.into_stored())
 }
 
 #[cfg(test)]
@@ -569,6 +597,103 @@ mod tests {
                 .status(&partition, kind)
                 .iter()
                 .all(|(_, s)| *s == TableStatus::Ok)
+        );
+        let _ = std::fs::remove_dir_all(store.dir());
+    }
+
+    /// A zero-aware 5x5 table in format 5 (as builds before format 6 wrote it) loads, split as
+    /// it loads; status calls it older; upgrade rewrites it in format 6, which loads to the same
+    /// table and values; a second upgrade has nothing to do.
+    #[test]
+    fn format_5_zero_aware_5x5_files_are_older_and_upgrade_to_format_6() {
+        let store = TableStore::new(Some(temp_dir("split-upgrade")));
+        let shape = Shape::new(5, 5).unwrap();
+        let partition = Partition {
+            name: "a".into(),
+            shape,
+            patterns: vec![vec![1, 2, 5, 6], vec![3, 4, 8, 9]],
+        };
+        let kind = TableKind::ZeroAware;
+        let mut zero = Vec::new();
+        for (i, tiles) in partition.patterns.iter().enumerate() {
+            let db = PatternDb::build_zero_aware(shape, tiles, |_, _| {}).unwrap();
+            assert_eq!(db.to_bytes_format(), crate::PDB_ZERO_AWARE_FORMAT);
+            store
+                .save_kind(&partition, i, kind, &db.to_bytes())
+                .unwrap();
+            zero.push(db);
+        }
+        let five = Some(crate::PDB_ZERO_AWARE_FORMAT);
+        assert_eq!(store.formats_kind(&partition, kind), [five, five]);
+        let status = store.status(&partition, kind);
+        assert!(
+            (status.iter()).all(|(_, s)| *s == TableStatus::Older(crate::PDB_ZERO_AWARE_FORMAT)),
+            "{status:?}"
+        );
+        let before = store.load_kind(&partition, kind, true, false, |_, _, _| {});
+        let before = before.unwrap();
+        assert!(before.tables().iter().all(PatternDb::is_split));
+
+        let rewritten = store.upgrade(&partition).unwrap();
+        assert_eq!(rewritten.len(), 2);
+        assert!(
+            (rewritten.iter()).all(|(p, f)| *f == crate::PDB_SPLIT_FORMAT && p.is_file()),
+            "{rewritten:?}"
+        );
+        let six = Some(crate::PDB_SPLIT_FORMAT);
+        assert_eq!(store.formats_kind(&partition, kind), [six, six]);
+        let status = store.status(&partition, kind);
+        assert!(
+            status.iter().all(|(_, s)| *s == TableStatus::Ok),
+            "{status:?}"
+        );
+        let after = store.load_kind(&partition, kind, true, false, |_, _, _| {});
+        let after = after.unwrap();
+        for (a, b) in before.tables().iter().zip(after.tables()) {
+            assert_eq!(a.table(), b.table());
+        }
+        let mut cells: Vec<u8> = (0..25).collect();
+        let mut seed = 7u64;
+        for _ in 0..2000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let (a, b) = ((seed >> 40) as usize % 25, (seed >> 20) as usize % 25);
+            cells.swap(a, b);
+            let value = |h: &PdbHeuristic| crate::Heuristic::evaluate(h, &cells).0;
+            assert_eq!(value(&before), value(&after), "{cells:?}");
+        }
+        assert!(store.upgrade(&partition).unwrap().is_empty());
+        // `pdb build` keeps what verifies: nothing to build.
+        let kept = store.ensure(&partition, kind, |_, _, _| {}, |_, _, _, _| {});
+        assert!(kept.unwrap().iter().all(|(_, kept)| *kept));
+        let _ = std::fs::remove_dir_all(store.dir());
+    }
+
+    /// A zero-aware 5x5 table built by the store is written in format 6.
+    #[test]
+    fn zero_aware_5x5_tables_are_built_in_format_6() {
+        let store = TableStore::new(Some(temp_dir("split-build")));
+        let shape = Shape::new(5, 5).unwrap();
+        let partition = Partition {
+            name: "b".into(),
+            shape,
+            patterns: vec![vec![1, 2, 5, 6]],
+        };
+        let kind = TableKind::ZeroAware;
+        let built = store.ensure(
+            &partition,
+            kind,
+            |_, _, _| {},
+            |_, _, _, db| {
+                assert!(db.is_split());
+            },
+        );
+        assert!(built.unwrap().iter().all(|(_, kept)| !kept));
+        let six = Some(crate::PDB_SPLIT_FORMAT);
+        assert_eq!(store.formats_kind(&partition, kind), [six]);
+        let status = store.status(&partition, kind);
+        assert!(
+            status.iter().all(|(_, s)| *s == TableStatus::Ok),
+            "{status:?}"
         );
         let _ = std::fs::remove_dir_all(store.dir());
     }

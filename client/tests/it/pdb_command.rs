@@ -148,7 +148,7 @@ fn upgrade_rewrites_older_table_files_in_the_current_format() {
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
         again.stdout.contains(&format!(
-            "every table is in format {} already",
+            "every table is in the format this build writes already ({} per placement",
             npuzzle_solver::PDB_FORMAT
         )),
         "{}",

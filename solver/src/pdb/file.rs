@@ -1,22 +1,30 @@
-//! The table file: a header (magic, version, shape, tiles, entry count, checksum), then the
-//! packed table as it lies in memory (format 3), or one byte an entry (format 2, still read).
+//! The table file: a header (magic, version, shape, tiles, the blank's goal from format 4, the
+//! table's kind from format 5, entry count, checksum), then the packed table as it lies in
+//! memory (formats 3 and 4 per placement, 5 zero-aware in its own index), a split table's bytes
+//! one a placement in rank order (format 6, [`SPLIT_FORMAT`]: zero-aware tables of 5x5, copied
+//! to the sparse layout as they are read), or one byte an entry (format 2, still read).
 
 use std::sync::Arc;
 
 use super::memory::table_memory;
 use super::packing::{Odometer, manhattan_table, nibble};
+use super::split::SPLIT_FORMAT;
 use super::zero_aware::{TableKind, ZERO_AWARE_FORMAT};
 use super::{BlankGoal, PatternDb, PdbError, Regions};
 use crate::shape::Shape;
 
 impl PatternDb {
-    /// Serialises the table in the current format ([`FORMAT`]): a header (magic, version,
-    /// shape, tiles, entry count, checksum of what follows), then the packed table as it lies in
-    /// memory, two entries a byte, so that loading it is one read and a checksum.
-    /// A table in the sparse layout is written dense, as every file is. A zero-aware table is
-    /// written in format [`ZERO_AWARE_FORMAT`]. Not for a table in the split layout (how
-    /// [`super::PdbHeuristic`] reads zero-aware tables): it no longer holds every region.
+    /// Serialises the table in the format of its kind and layout ([`PatternDb::to_bytes_format`]):
+    /// a header (magic, version, shape, tiles, entry count, checksum of what follows), then the
+    /// entries. A per-placement table is written in [`FORMAT`], the packed table as it lies in
+    /// memory, two entries a byte, so that loading it is one read and a checksum; one in the
+    /// sparse layout is written dense, as every such file is. A zero-aware table in its own
+    /// index is written in [`ZERO_AWARE_FORMAT`] (every region's entry), one in the split
+    /// layout in [`SPLIT_FORMAT`] (its split bytes, one a placement in rank order).
     pub fn to_bytes(&self) -> Vec<u8> {
+        if self.is_split() {
+            return self.serialise(SPLIT_FORMAT, &self.split_file_bytes());
+        }
         if self.zero.is_some() {
             return self.serialise(ZERO_AWARE_FORMAT, &self.table);
         }
@@ -28,9 +36,33 @@ impl PatternDb {
 
     /// The format [`PatternDb::to_bytes`] writes this table in.
     pub fn to_bytes_format(&self) -> u32 {
-        match self.zero {
-            Some(_) => ZERO_AWARE_FORMAT,
-            None => FORMAT,
+        match (&self.zero, self.is_split()) {
+            (Some(_), true) => SPLIT_FORMAT,
+            (Some(_), false) => ZERO_AWARE_FORMAT,
+            (None, _) => FORMAT,
+        }
+    }
+
+    /// The table as this build stores it ([`PatternDb::stored_format`]): a zero-aware table
+    /// that the search reads in the split layout (six tiles on 5x5, see `sparse::worth_it`) is
+    /// turned split, once, so that its file loads as fast as a per-placement table's; every
+    /// other table is unchanged.
+    pub fn into_stored(self) -> PatternDb {
+        match Self::stored_format(self.shape, self.tiles.len(), self.kind()) {
+            SPLIT_FORMAT => self.into_split(),
+            _ => self,
+        }
+    }
+
+    /// The format this build writes a table of `kind` with `k` tiles on `shape` in:
+    /// [`SPLIT_FORMAT`] for zero-aware tables the search reads split (six tiles on 5x5),
+    /// [`ZERO_AWARE_FORMAT`] for the other zero-aware ones, [`FORMAT`] per placement. A file in
+    /// an older format loads, slower (`npuzzle pdb upgrade` rewrites it).
+    pub fn stored_format(shape: Shape, k: usize, kind: TableKind) -> u32 {
+        match kind {
+            TableKind::ZeroAware if super::sparse::worth_it(shape, k) => SPLIT_FORMAT,
+            TableKind::ZeroAware => ZERO_AWARE_FORMAT,
+            TableKind::PerPlacement => FORMAT,
         }
     }
 
@@ -128,11 +160,11 @@ impl PatternDb {
         let mut word = [0u8; 4];
         fill(&mut r, &mut word, "version")?;
         let version = u32::from_le_bytes(word);
-        if !(OLDEST_FORMAT..=ZERO_AWARE_FORMAT).contains(&version) {
+        if !(OLDEST_FORMAT..=SPLIT_FORMAT).contains(&version) {
             return Err(PdbError::Version {
                 found: version,
                 oldest: OLDEST_FORMAT,
-                newest: ZERO_AWARE_FORMAT,
+                newest: SPLIT_FORMAT,
             });
         }
         let mut dims = [0u8; 3];
@@ -183,10 +215,24 @@ impl PatternDb {
                 expected: format!("{expected}, {kind:?}"),
             });
         }
+        let split = version >= SPLIT_FORMAT;
+        if split && (kind != TableKind::ZeroAware || !super::sparse::fits(shape, k)) {
+            return Err(PdbError::Mismatch {
+                found: format!("{found}, format {version} ({kind:?})"),
+                expected: format!(
+                    "{expected}: format {version} holds zero-aware tables whose sparse index fits 32 bits"
+                ),
+            });
+        }
         let mut long = [0u8; 8];
         fill(&mut r, &mut long, "entry count")?;
         let count = u64::from_le_bytes(long);
-        if count != kind.entries(shape, k)? {
+        // A split table's file holds a byte per placement.
+        let entries = match split {
+            true => PatternDb::entries(shape, k),
+            false => kind.entries(shape, k)?,
+        };
+        if count != entries {
             return Err(PdbError::Mismatch {
                 found: format!("{found} with {count} entries"),
                 expected,
@@ -194,6 +240,35 @@ impl PatternDb {
         }
         fill(&mut r, &mut long, "checksum")?;
         let sum = u64::from_le_bytes(long);
+        if split {
+            // The split bytes, one a placement, copied to their sparse indices a few of tile
+            // 0's cells at a time (as many as cores), as they are read and summed.
+            let weight = super::sparse::weights(shape, k);
+            let n = shape.cells();
+            let part = weight[0] as usize;
+            let mut table = table_memory(part * n);
+            let Some(sparse) = Arc::get_mut(&mut table) else {
+                return Err(PdbError::Read("the table buffer is shared".into()));
+            };
+            let per_part = (count / n as u64) as usize;
+            let cells = std::thread::available_parallelism().map_or(1, |t| t.get());
+            let mut dense = vec![0u8; per_part * cells];
+            let mut hash = Checksum::new();
+            for (block, out) in sparse.chunks_mut(part * cells).enumerate() {
+                let m = out.len() / part;
+                let bytes = &mut dense[..per_part * m];
+                fill(&mut r, bytes, "table")?;
+                hash.update(bytes);
+                super::split::expand_split_parts(shape, k, &weight, block * cells, bytes, out);
+            }
+            expect_end(&mut r)?;
+            if hash.finish(count) != sum {
+                return Err(PdbError::Checksum);
+            }
+            let mut db = PatternDb::zero_aware(shape, tiles, Regions::shared(shape, k)?, table);
+            db.sparse = Some(weight);
+            return Ok(db);
+        }
         let mut db = PatternDb::new(shape, tiles, blank, Arc::from(Vec::new()));
         let packed_len = count.div_ceil(2) as usize;
         // Allocated where it stays: an Arc made from a Vec would copy it.
@@ -262,7 +337,8 @@ pub(super) const MAGIC: &[u8; 8] = b"NPZPDB\0\x01";
 /// where the blank belongs in the table's goal ([`BlankGoal`]). Version 3: the packed table
 /// (four bits an entry, as in memory), blank on cell 0. Version 2: one byte an entry, packed as it is read. Both hold tables built
 /// with the blank's region (version 1 let tiles step anywhere free, and is refused). Zero-aware
-/// tables are written in format [`ZERO_AWARE_FORMAT`] (5), which this build reads too.
+/// tables are written in format [`ZERO_AWARE_FORMAT`] (5), or [`SPLIT_FORMAT`] (6) in the split
+/// layout, which this build reads too.
 pub const FORMAT: u32 = 4;
 /// The oldest format read.
 const OLDEST_FORMAT: u32 = 2;

@@ -205,7 +205,8 @@ impl PdbHeuristic {
     /// The heuristic of `dbs`, which must be disjoint patterns of one shape (at most 8).
     pub fn new(dbs: Vec<PatternDb>, reflect: bool) -> Result<PdbHeuristic, PdbError> {
         // The sparse layout where it pays (see `sparse`); NPUZZLE_PDB_DENSE=1 keeps every
-        // table dense, for side-by-side measurements with one binary.
+        // table dense, for side-by-side measurements with one binary (but for tables read
+        // split from their files, which have no other layout: `with_layout`).
         let dense_only = std::env::var_os("NPUZZLE_PDB_DENSE").is_some_and(|v| v == "1");
         Self::with_layout(dbs, reflect, |shape, k| {
             !dense_only && super::sparse::worth_it(shape, k)
@@ -262,8 +263,20 @@ impl PdbHeuristic {
         }
         // All or none, whatever layout each table comes in: the hot loop's layout is one
         // constant for every table (a sparse table read as dense would give wrong values).
-        // Zero-aware tables go sparse as split tables (`split`).
-        let lookups_sparse = dbs.iter().all(|db| sparse(shape, db.tiles.len()));
+        // Zero-aware tables go sparse as split tables (`split`). A table read split from its
+        // file (format 6) has no other layout: then every table goes split, whatever `sparse`
+        // says (NPUZZLE_PDB_DENSE=1 included).
+        let any_split = dbs.iter().any(PatternDb::is_split);
+        if any_split
+            && !dbs
+                .iter()
+                .all(|db| super::sparse::fits(shape, db.tiles.len()))
+        {
+            return Err(PdbError::Pattern(
+                "a split table beside one whose sparse index exceeds 32 bits".into(),
+            ));
+        }
+        let lookups_sparse = any_split || dbs.iter().all(|db| sparse(shape, db.tiles.len()));
         let dbs: Vec<PatternDb> = match (lookups_sparse, zero_aware) {
             (true, true) => dbs.into_iter().map(PatternDb::into_split).collect(),
             (true, false) => dbs.into_iter().map(PatternDb::into_sparse).collect(),

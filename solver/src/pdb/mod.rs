@@ -49,10 +49,12 @@
 //!   order), shared by every table of as many tiles on a board;
 //! - `split`: zero-aware tables in the split layout (the sparse index, two values a placement:
 //!   the blank in the map's largest region or in another), as the search reads the 5x5 ones
-//!   through [`SparseMax`];
+//!   through [`SparseMax`] and as their files hold them (format [`SPLIT_FORMAT`]);
 //! - `zero_max`: [`ZeroMax`], what the search carries for zero-aware tables in their own index
 //!   (a table is read only when one of its tiles moves);
-//! - `zero_tests`: zero-aware tables against plain searches and exact distances.
+//! - `zero_tests`: zero-aware tables against plain searches and exact distances;
+//! - `split_tests`: split tables through their files (format [`SPLIT_FORMAT`]) against the
+//!   tables split as they load.
 //!
 //! # Example
 //!
@@ -81,6 +83,8 @@ mod sparse;
 mod sparse_max;
 mod split;
 #[cfg(test)]
+mod split_tests;
+#[cfg(test)]
 mod tests;
 mod zero_aware;
 mod zero_max;
@@ -94,6 +98,7 @@ pub use packing::Histogram;
 pub use partition::{DualTable, Partition};
 pub use regions::Regions;
 pub use sparse_max::{SparseMax, SparseMaxState};
+pub use split::SPLIT_FORMAT;
 pub use zero_aware::{TableKind, ZERO_AWARE_FORMAT};
 pub use zero_max::{ZeroMax, ZeroMaxState};
 

@@ -17,7 +17,7 @@
 //! [`PdbHeuristic::new`] copies each such table into the sparse layout as it takes it, on every
 //! core, and frees the dense entries; files stay dense (a sparse table is written back dense).
 //! Entries are the same nibbles. `NPUZZLE_PDB_DENSE=1` keeps every table dense, to compare
-//! the layouts with one binary.
+//! the layouts with one binary (not a zero-aware table read split from its file: `split`).
 //!
 //! [`PdbHeuristic`]: super::PdbHeuristic
 //! [`PdbHeuristic::new`]: super::PdbHeuristic::new
@@ -31,8 +31,12 @@ use crate::shape::Shape;
 /// Whether a table of `k` tiles on `shape` is read through the sparse layout: at most twice the
 /// dense layout's entries, and indices within `u32`.
 pub(super) fn worth_it(shape: Shape, k: usize) -> bool {
-    let sparse = sparse_entries(shape, k);
-    sparse < u64::from(u32::MAX) && sparse <= 2 * PatternDb::entries(shape, k)
+    fits(shape, k) && sparse_entries(shape, k) <= 2 * PatternDb::entries(shape, k)
+}
+
+/// Whether every sparse index of `k` tiles on `shape` fits in `u32` (what the search carries).
+pub(super) fn fits(shape: Shape, k: usize) -> bool {
+    sparse_entries(shape, k) < u64::from(u32::MAX)
 }
 
 /// The digits' weights: `weight[i]` for tile i. The first is even, so that the part of the table
@@ -72,9 +76,10 @@ impl PatternDb {
         }
     }
 
-    /// The same table in the dense layout (unchanged if it is already).
+    /// The same table in the dense layout (unchanged if it is already, or split: a split
+    /// table has no dense layout, see `PdbHeuristic::with_layout`).
     pub(super) fn into_dense(self) -> PatternDb {
-        if self.sparse.is_none() {
+        if self.sparse.is_none() || self.zero.is_some() {
             return self;
         }
         let table = self.dense_table().into();
@@ -116,33 +121,50 @@ impl PatternDb {
     fn make_sparse(&self, weight: &[u32; 8]) -> Arc<[u8]> {
         let k = self.tiles.len();
         let n = self.shape.cells();
-        let part_nibbles = weight[0] as usize;
         let mut table = table_memory(sparse_entries(self.shape, k).div_ceil(2) as usize);
         let Some(bytes) = Arc::get_mut(&mut table) else {
             return table;
         };
-        let per_part = self.multiplier[0];
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        let mut parts: Vec<Vec<(usize, &mut [u8])>> = (0..threads).map(|_| Vec::new()).collect();
-        for (c, part) in bytes.chunks_mut(part_nibbles / 2).enumerate().take(n) {
-            parts[c % threads].push((c, part));
-        }
+        let per_part = self.multiplier[0] as usize;
         let dense = &self.table;
-        std::thread::scope(|scope| {
-            for mine in parts {
-                scope.spawn(move || {
-                    for (c, part) in mine {
-                        let mut rank = c * per_part as usize;
-                        in_rank_order(n, k, weight, 1, 1 << c, 0, &mut |index| {
-                            copy_nibble(dense, rank, part, index);
-                            rank += 1;
-                        });
-                    }
-                });
-            }
+        by_first_cell(bytes, weight[0] as usize / 2, n, |c, part| {
+            let mut rank = c * per_part;
+            in_rank_order(n, k, weight, 1, 1 << c, 0, &mut |index| {
+                copy_nibble(dense, rank, part, index);
+                rank += 1;
+            });
         });
         table
     }
+}
+
+/// Cuts `bytes` into its first `n` parts of `part` bytes, one per cell of tile 0 (in both
+/// layouts the placements with tile 0 on cell c lie together: dense ranks from
+/// `c * multiplier[0]`, sparse indices from `c * weight[0]`), and calls `fill(c, part)` for
+/// each on every core, the cells dealt round-robin to one thread a core: how a table is copied
+/// from one layout into another (`make_sparse`, the split layout's `make_split` and its file's
+/// bytes both ways).
+pub(super) fn by_first_cell(
+    bytes: &mut [u8],
+    part: usize,
+    n: usize,
+    fill: impl Fn(usize, &mut [u8]) + Sync,
+) {
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let mut parts: Vec<Vec<(usize, &mut [u8])>> = (0..threads).map(|_| Vec::new()).collect();
+    for (c, chunk) in bytes.chunks_mut(part.max(1)).enumerate().take(n) {
+        parts[c % threads].push((c, chunk));
+    }
+    let fill = &fill;
+    std::thread::scope(|scope| {
+        for mine in parts {
+            scope.spawn(move || {
+                for (c, chunk) in mine {
+                    fill(c, chunk);
+                }
+            });
+        }
+    });
 }
 
 /// Calls `f` with the sparse index of each placement of tiles `i..k` on the cells outside
@@ -150,7 +172,7 @@ impl PatternDb {
 /// tile on the free cells in increasing order, as its rank digit counts the free cells below
 /// its own. So the two layouts are copied into each other with the dense side in sequence and
 /// no rank computed.
-fn in_rank_order(
+pub(super) fn in_rank_order(
     n: usize,
     k: usize,
     weight: &[u32; 8],

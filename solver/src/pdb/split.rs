@@ -18,18 +18,45 @@
 //! the per-placement tables (docs/performance.md).
 //!
 //! Split tables take a byte per sparse entry (244 MB for six tiles on 5x5, against 90.5 MB for
-//! the zero-aware file and 122 MB for a sparse per-placement table). They live in memory only:
-//! [`PdbHeuristic`] makes them from zero-aware tables as it takes them, on every core (about
-//! 1.4 s a six-tile table on two cores here); files keep every region. `NPUZZLE_PDB_DENSE=1`
-//! keeps zero-aware tables in their own index, read through [`super::ZeroMax`].
+//! the zero-aware table in its own index and 122 MB for a sparse per-placement table).
+//!
+//! # Files
+//!
+//! The tables the search reads split (six tiles on 5x5, `sparse::worth_it`) are stored split:
+//! the store makes the split bytes once, as it builds a table ([`PatternDb::into_stored`]), and
+//! writes file format [`SPLIT_FORMAT`]: format 5's header, then the bytes one a placement in
+//! rank order (127.5 MB for six tiles on 5x5). Loading one copies each byte to its sparse index
+//! on every core, as [`PdbHeuristic`] copies a per-placement table's entries into the sparse
+//! layout (`sparse::by_first_cell` deals tile 0's cells to the cores for both), a few cells'
+//! bytes at a time as they are read, so that the file is never held whole beside the table
+//! (one 6-6-6-6 layout: 1.0-1.2 s to load, peak 1.01 GB, against 8-10 s from format 5 and
+//! 1.46 GB reading each file whole; host A, docs/performance.md); the reader also builds the
+//! table's [`Regions`] (shared by every table of as many tiles), which the search asks
+//! `in_main` of. The regions' own values are not in such a file: it serves the split layout
+//! only. `NPUZZLE_PDB_DENSE=1`, which keeps zero-aware tables in their own index (read through
+//! [`super::ZeroMax`]), reads a format 6 table split all the same (`PdbHeuristic::with_layout`;
+//! the store logs a warning); the exact regions are in format 5 files only (a 5x5 one not yet
+//! upgraded, or a table written by [`PatternDb::to_bytes`] before it is split).
+//!
+//! Zero-aware files of format 5 (every region) still load: [`PdbHeuristic`] makes their split
+//! bytes as it takes them, on every core (about 1.4 s a six-tile table on two cores of host
+//! B, docs/performance.md), and `npuzzle pdb upgrade` rewrites them in format 6. Zero-aware
+//! tables of the other boards are stored in format 5: the search reads them in their own index.
 //!
 //! [`PdbHeuristic`]: super::PdbHeuristic
 
 use std::sync::Arc;
 
 use super::memory::table_memory;
-use super::sparse::weights;
+use super::sparse::{by_first_cell, in_rank_order, weights};
 use super::{PatternDb, Regions};
+use crate::shape::Shape;
+
+/// The file format of zero-aware tables in the split layout: format [`super::ZERO_AWARE_FORMAT`]'s
+/// header (kind: zero-aware), then a byte per placement in rank order (the count is the
+/// placements'), each the split byte of its placement. Read back, the bytes are copied to
+/// their sparse indices; the regions' own values are not in the file.
+pub const SPLIT_FORMAT: u32 = 6;
 
 /// The byte of a split table at sparse index `index`, as the excess of its placement's value
 /// for a blank on `blank`; `set()` gives the placement's cells, asked only where the blank's
@@ -135,23 +162,71 @@ impl PatternDb {
         let Some(bytes) = Arc::get_mut(&mut table) else {
             return table;
         };
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        let mut parts: Vec<Vec<(usize, &mut [u8])>> = (0..threads).map(|_| Vec::new()).collect();
-        for (c, chunk) in bytes.chunks_mut(part).enumerate().take(n) {
-            parts[c % threads].push((c, chunk));
-        }
         let zero = &self.table;
-        std::thread::scope(|scope| {
-            for mine in parts {
-                scope.spawn(move || {
-                    for (c, chunk) in mine {
-                        fill_split_part(zero, regions, weight, n, k, c, chunk);
-                    }
-                });
-            }
+        by_first_cell(bytes, part, n, |c, chunk| {
+            fill_split_part(zero, regions, weight, n, k, c, chunk);
         });
         table
     }
+
+    /// A split table's bytes as its file holds them ([`super::SPLIT_FORMAT`]): one a
+    /// placement, in rank order (the dense layout's: 127.5 MB for six tiles on 5x5 against
+    /// 244 MB sparse), copied on every core.
+    pub(super) fn split_file_bytes(&self) -> Vec<u8> {
+        let Some(weight) = self.sparse.filter(|_| self.zero.is_some()) else {
+            return Vec::new();
+        };
+        let (k, n) = (self.tiles.len(), self.shape.cells());
+        let per_part = self.multiplier[0] as usize;
+        let mut dense = vec![0u8; Self::entries(self.shape, k) as usize];
+        let split = &self.table;
+        by_first_cell(&mut dense, per_part, n, |c, part| {
+            let mut rank = 0;
+            in_rank_order(
+                n,
+                k,
+                &weight,
+                1,
+                1 << c,
+                c * weight[0] as usize,
+                &mut |index| {
+                    if let (Some(to), Some(&from)) = (part.get_mut(rank), split.get(index)) {
+                        *to = from;
+                    }
+                    rank += 1;
+                },
+            );
+        });
+        dense
+    }
+}
+
+/// Copies a split table's file bytes for the placements with tile 0 on the `m` cells from
+/// `first` (`dense`: their bytes in rank order, `per_part` a cell) to their sparse indices in
+/// `out` (those cells' parts of the sparse table, `weight[0]` bytes each), on every core: as
+/// [`PatternDb::into_sparse`] copies a per-placement table's entries, the reader handing over
+/// a few cells at a time so that the file's bytes are never all held beside the table.
+pub(super) fn expand_split_parts(
+    shape: Shape,
+    k: usize,
+    weight: &[u32; 8],
+    first: usize,
+    dense: &[u8],
+    out: &mut [u8],
+) {
+    let n = shape.cells();
+    let m = out.len() / (weight[0] as usize).max(1);
+    let per_part = dense.len() / m.max(1);
+    by_first_cell(out, weight[0] as usize, m, |i, part| {
+        let c = first + i;
+        let mut rank = i * per_part;
+        in_rank_order(n, k, weight, 1, 1 << c, 0, &mut |index| {
+            if let (Some(to), Some(&from)) = (part.get_mut(index), dense.get(rank)) {
+                *to = from;
+            }
+            rank += 1;
+        });
+    });
 }
 
 /// Writes the split bytes of every placement with tile 0 on cell `c` into `chunk` (sparse

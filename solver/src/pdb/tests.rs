@@ -244,8 +244,8 @@ fn format_2_files_still_load_and_other_versions_name_the_rebuild() {
         (back.table(), back.blank_goal()),
         (db.table(), BlankGoal::Home)
     );
-    // Format 5 is read too (zero-aware tables, `zero_tests`); 6 is not.
-    for version in [1u32, ZERO_AWARE_FORMAT + 1] {
+    // Formats 5 and 6 are read too (zero-aware tables, `zero_tests`, `split_tests`); 7 is not.
+    for version in [1u32, SPLIT_FORMAT + 1] {
         let mut other = db.to_bytes();
         other[MAGIC.len()..MAGIC.len() + 4].copy_from_slice(&version.to_le_bytes());
         let err = PatternDb::from_bytes(&other, shape, &[1, 2, 3, 4]).unwrap_err();
@@ -254,7 +254,7 @@ fn format_2_files_still_load_and_other_versions_name_the_rebuild() {
             PdbError::Version {
                 found: version,
                 oldest: 2,
-                newest: ZERO_AWARE_FORMAT
+                newest: SPLIT_FORMAT
             }
         );
         assert!(err.to_string().contains("npuzzle pdb build"), "{err}");

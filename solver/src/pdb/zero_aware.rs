@@ -14,7 +14,9 @@
 //! Entries are packed as the per-placement tables' are: four bits, the value less the pattern
 //! tiles' Manhattan distance, halved (capped at 15). The index is [`Regions`]'s: six tiles on
 //! 5x5 make 181,008,000 entries, 90.5 MB, against 63.8 MB dense (122 MB sparse) per placement.
-//! Files are format [`ZERO_AWARE_FORMAT`], whose header says the table's kind.
+//! Files are format [`ZERO_AWARE_FORMAT`], whose header says the table's kind; the tables the
+//! search reads in the split layout (six tiles on 5x5) are stored in it, format
+//! [`super::SPLIT_FORMAT`] (`split`).
 
 use std::sync::Arc;
 
@@ -87,11 +89,12 @@ impl PatternDb {
         self.zero.as_ref()
     }
 
-    /// The number of entries the table holds.
+    /// The number of entries the table holds (a split table's: one a placement, each two
+    /// values, see `split`).
     pub fn len(&self) -> u64 {
         match &self.zero {
-            Some(regions) => regions.entries(),
-            None => Self::entries(self.shape, self.tiles.len()),
+            Some(regions) if !self.is_split() => regions.entries(),
+            _ => Self::entries(self.shape, self.tiles.len()),
         }
     }
 
@@ -135,7 +138,9 @@ impl PatternDb {
     }
 
     /// Calls `f(value)` for every entry of a zero-aware table: placement after placement in
-    /// rank order, each of its regions in order.
+    /// rank order, each of its regions in order; in the split layout, each placement's value
+    /// with the blank in its map's largest region, then, for a map of several regions, the
+    /// least of the others'.
     pub(super) fn for_each_zero_value(&self, regions: &Regions, mut f: impl FnMut(u8)) {
         let k = self.tiles.len();
         let manhattan = manhattan_table(self.shape);
@@ -145,6 +150,16 @@ impl PatternDb {
             let cells = &odometer.cells[..k];
             let set = cells.iter().fold(0u32, |m, &c| m | 1 << (c & 31));
             let info = regions.info(set);
+            if self.is_split() {
+                let index = self.index(cells.iter().copied());
+                let byte = self.table.get(index).copied().unwrap_or(0);
+                f((odometer.md + 2 * u32::from(byte & 15)) as u8);
+                if info.count() > 1 {
+                    f((odometer.md + 2 * u32::from(byte >> 4)) as u8);
+                }
+                odometer.step();
+                continue;
+            }
             let order = regions.order_rank(set, cells.iter().copied());
             for region in 0..info.count() {
                 let index = info.offset() + region * regions.orders() + order;
