@@ -649,11 +649,10 @@ impl Searches {
                         Some(JobEvent::Finished { outcome, stats }) => {
                             let weight = companion.take().map_or(Weight::OPTIMAL, |c| c.weight);
                             companion_nodes += stats.nodes;
-                            if let (JobOutcome::Solved { path }, Some((_, root, goal))) = (outcome, &base) {
-                                let bound = stats.bounds.last().copied().unwrap_or(0);
-                                if self.improve_incumbent(flight, root, goal, path, weight.lower_bound(bound)) {
-                                    incumbent_within = Some(incumbent_within.map_or(weight, |w| w.min(weight)));
-                                }
+                            if let (JobOutcome::Solved { path }, Some((_, root, goal))) = (outcome, &base)
+                                && self.improve_incumbent(flight, root, goal, path)
+                            {
+                                incumbent_within = Some(incumbent_within.map_or(weight, |w| w.min(weight)));
                             }
                             if settled.is_none() {
                                 settled = self.settled(flight, incumbent_within, heuristic);
@@ -795,15 +794,15 @@ impl Searches {
     }
 
     /// Takes `path` (a worker's answer: replayed here) as the flight's incumbent if it is
-    /// shorter, and `lower_bound` (what its search proved) if it is higher. Returns whether
-    /// the path replayed.
+    /// shorter. Returns whether the path replayed. What the weighted search's bounds prove is
+    /// not taken: a weighted answer is not audited (see the scheduler's `job.rs`), and only
+    /// the optimal search's bounds, which are, may prove an incumbent optimal.
     fn improve_incumbent(
         &self,
         flight: &Flight,
         root: &Board,
         goal: &Goal,
         path: Vec<Move>,
-        lower_bound: u32,
     ) -> bool {
         if !root.verify(&path, goal).is_ok_and(|v| v.reaches_goal) {
             tracing::warn!("a companion search's path does not reach the goal: ignored");
@@ -814,13 +813,11 @@ impl Searches {
                 .incumbent
                 .as_ref()
                 .is_none_or(|kept| path.len() < kept.len());
-            let higher = lower_bound > s.lower_bound;
-            s.lower_bound = s.lower_bound.max(lower_bound);
             if shorter {
                 tracing::debug!(length = path.len(), "a shorter incumbent");
                 s.incumbent = Some(path);
             }
-            shorter || higher
+            shorter
         });
         true
     }
