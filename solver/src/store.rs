@@ -10,8 +10,9 @@
 //! A partition's tables come in two kinds ([`TableKind`]): per placement (`.pdb` files) and
 //! zero-aware (`.zpdb` files, format [`crate::PDB_ZERO_AWARE_FORMAT`]; on 5x5 format
 //! [`crate::PDB_SPLIT_FORMAT`], the split layout the search reads, made once as the table is
-//! built, so that the file loads as fast as a per-placement one). Where a partition has both,
-//! [`TableStore::best`] loads the per-placement ones. [`TableStore::ensure`] builds only the
+//! built, so that the file loads as fast as a per-placement one). [`TableStore::best`] tries
+//! the shape's [`default_kind`] first: zero-aware tables on 5x5 wherever they are built, per
+//! placement elsewhere. [`TableStore::ensure`] builds only the
 //! tables that are missing or fail to verify; [`TableStore::status`] says which those are and
 //! which are in an older format than this build writes ([`PatternDb::stored_format`]), which
 //! [`TableStore::upgrade`] rewrites.
@@ -292,34 +293,51 @@ impl TableStore {
         Ok(rewritten)
     }
 
-    /// The strongest heuristic whose files are all present, loaded and verified: the first of
+    /// The strongest heuristic whose files are all present, loaded and verified. Tables of the
+    /// shape's [`default_kind`] are tried first, then the other kind: of each, the first of
     /// [`combined_partitions`] whose partitions are all present (under the max; the partition
-    /// returned is the first, named `A+B`), else the first of [`preferred_partitions`]. Of the
-    /// two kinds of tables, the per-placement ones are taken where both are present: the
-    /// zero-aware ones search faster (1.3x on Korf & Felner's ten easiest) but take twice the
-    /// memory (and, from format 5 files, 11-18 s more to load; format 6 files load as fast
-    /// as per-placement ones: docs/performance.md, issue 49), so they are used
-    /// where they are the ones built.
+    /// returned is the first, named `A+B`), else the first of [`preferred_partitions`] present.
+    /// So on 5x5 zero-aware tables are taken wherever they are built, two layouts of them
+    /// before three per-placement ones (they search faster: docs/performance.md, issue 49).
     pub fn best(&self, shape: Shape) -> Result<(Partition, PdbHeuristic), StoreError> {
-        self.best_of(shape, combined_partitions(shape))
+        self.best_of(shape, combined_partitions(shape), kinds_in_order(shape))
     }
 
     fn best_of(
         &self,
         shape: Shape,
         combined: &[&[&str]],
+        kinds: [TableKind; 2],
     ) -> Result<(Partition, PdbHeuristic), StoreError> {
+        for kind in kinds {
+            if let Some(found) = self.best_of_kind(shape, combined, kind)? {
+                return Ok(found);
+            }
+        }
+        Err(StoreError::Missing {
+            shape,
+            dir: self.dir.clone(),
+            hint: preferred_partitions(shape)
+                .last()
+                .copied()
+                .unwrap_or("…")
+                .to_string(),
+        })
+    }
+
+    /// [`TableStore::best_of`] for tables of one kind: `None` if none of its partitions is
+    /// all there.
+    fn best_of_kind(
+        &self,
+        shape: Shape,
+        combined: &[&[&str]],
+        kind: TableKind,
+    ) -> Result<Option<(Partition, PdbHeuristic)>, StoreError> {
         for names in combined {
             let parts = (names.iter())
                 .map(|name| Partition::named(shape, name))
                 .collect::<Result<Vec<_>, _>>()?;
-            let Some(kind) = [TableKind::PerPlacement, TableKind::ZeroAware]
-                .into_iter()
-                .find(|&kind| parts.iter().all(|p| self.has_kind(p, kind)))
-            else {
-                continue;
-            };
-            if parts.is_empty() {
+            if parts.is_empty() || !parts.iter().all(|p| self.has_kind(p, kind)) {
                 continue;
             }
             let mut pdb: Option<PdbHeuristic> = None;
@@ -334,27 +352,17 @@ impl TableStore {
                 let mut partition = parts[0].clone();
                 // The name goes on the wire as it is (`A+B`): the kind is the tables' own.
                 partition.name = names.join("+");
-                return Ok((partition, pdb));
+                return Ok(Some((partition, pdb)));
             }
         }
         for name in preferred_partitions(shape) {
             let partition = Partition::named(shape, name)?;
-            for kind in [TableKind::PerPlacement, TableKind::ZeroAware] {
-                if self.has_kind(&partition, kind) {
-                    let pdb = self.load_kind(&partition, kind, true, false, |_, _, _| {})?;
-                    return Ok((partition, pdb));
-                }
+            if self.has_kind(&partition, kind) {
+                let pdb = self.load_kind(&partition, kind, true, false, |_, _, _| {})?;
+                return Ok(Some((partition, pdb)));
             }
         }
-        Err(StoreError::Missing {
-            shape,
-            dir: self.dir.clone(),
-            hint: preferred_partitions(shape)
-                .last()
-                .copied()
-                .unwrap_or("…")
-                .to_string(),
-        })
+        Ok(None)
     }
 
     /// [`TableStore::best`], loaded once per process: later calls for the same directory and
@@ -454,13 +462,44 @@ pub enum TableStatus {
     Stale(String),
 }
 
-/// The kind `npuzzle pdb build` builds when none is named: per placement on every board for
-/// now. On 5x5 the zero-aware tables expand 1.73x fewer nodes on Korf & Felner's ten easiest
-/// and search 1.3x faster, with twice the memory (2.96 GB for three layouts) (docs/performance.md,
-/// issue 49): they are built on request (`--kind zero-aware`), and
-/// used by [`TableStore::best`] where the per-placement ones are absent.
-pub fn default_kind(_shape: Shape) -> TableKind {
-    TableKind::PerPlacement
+/// The kind `npuzzle pdb build` builds when none is named, and the kind [`TableStore::best`]
+/// takes first: zero-aware on 5x5 (stored split, format 6: 1.7x fewer nodes than per-placement
+/// tables, a faster search with two layouts than per-placement tables with three, 1.95 GB of
+/// tables in memory; docs/performance.md, issue 49), per placement elsewhere (4x4's zero-aware
+/// tables are not measured to pay).
+pub fn default_kind(shape: Shape) -> TableKind {
+    match (shape.width(), shape.height()) {
+        (5, 5) => TableKind::ZeroAware,
+        _ => TableKind::PerPlacement,
+    }
+}
+
+/// The kinds [`TableStore::best`] tries on `shape`, in order: [`default_kind`] first.
+fn kinds_in_order(shape: Shape) -> [TableKind; 2] {
+    match default_kind(shape) {
+        TableKind::ZeroAware => [TableKind::ZeroAware, TableKind::PerPlacement],
+        TableKind::PerPlacement => [TableKind::PerPlacement, TableKind::ZeroAware],
+    }
+}
+
+/// What `npuzzle pdb build` builds when no partition is named, for tables of `kind`: every
+/// partition of the strongest combination [`TableStore::best`] loads for `shape`, else its
+/// strongest single partition; for zero-aware 5x5 tables, the two layouts of
+/// [`combined_partitions`]' second combination (1.95 GB in memory, where three take 2.93 GB).
+pub fn default_partitions(shape: Shape, kind: TableKind) -> Vec<&'static str> {
+    let combined = combined_partitions(shape);
+    let pick = match kind {
+        TableKind::ZeroAware => combined.get(1).or(combined.first()),
+        TableKind::PerPlacement => combined.first(),
+    };
+    match pick {
+        Some(names) => names.to_vec(),
+        None => preferred_partitions(shape)
+            .first()
+            .copied()
+            .into_iter()
+            .collect(),
+    }
 }
 
 /// Builds one table of `kind`, in the layout its file holds ([`PatternDb::into_stored`]).
@@ -488,17 +527,43 @@ mod tests {
     }
 
     #[test]
+    fn zero_aware_tables_are_the_default_on_5x5_only_two_layouts_of_them() {
+        let five = Shape::new(5, 5).unwrap();
+        assert_eq!(default_kind(five), TableKind::ZeroAware);
+        assert_eq!(kinds_in_order(five)[0], TableKind::ZeroAware);
+        assert_eq!(
+            default_partitions(five, TableKind::ZeroAware),
+            ["6-6-6-6", "6-6-6-6-kf"]
+        );
+        assert_eq!(
+            default_partitions(five, TableKind::PerPlacement),
+            ["6-6-6-6", "6-6-6-6-kf", "6-6-6-6-c"]
+        );
+        for shape in table_shapes().into_iter().filter(|&s| s != five) {
+            assert_eq!(default_kind(shape), TableKind::PerPlacement, "{shape}");
+            let kind = TableKind::PerPlacement;
+            assert_eq!(
+                default_partitions(shape, kind),
+                [preferred_partitions(shape)[0]],
+                "{shape}"
+            );
+        }
+    }
+
+    #[test]
     fn partitions_combined_are_loaded_under_the_max_when_all_are_present() {
         let store = TableStore::new(Some(temp_dir("combined")));
         let shape = Shape::new(3, 3).unwrap();
         let partition = Partition::named(shape, "4-4").unwrap();
         // Absent: the single partition is not there either.
         assert!(matches!(
-            store.best_of(shape, &[&["4-4", "4-4"]]),
+            store.best_of(shape, &[&["4-4", "4-4"]], kinds_in_order(shape)),
             Err(StoreError::Missing { .. })
         ));
         store.load(&partition, true, true, |_, _, _| {}).unwrap();
-        let (named, pdb) = store.best_of(shape, &[&["4-4", "4-4"]]).unwrap();
+        let (named, pdb) = store
+            .best_of(shape, &[&["4-4", "4-4"]], kinds_in_order(shape))
+            .unwrap();
         assert_eq!((named.name.as_str(), pdb.partitions()), ("4-4+4-4", 2));
         let (named, pdb) = store.best(shape).unwrap();
         assert_eq!((named.name.as_str(), pdb.partitions()), ("4-4", 1));
@@ -561,10 +626,21 @@ mod tests {
             status.iter().all(|(_, s)| *s == TableStatus::Ok),
             "{status:?}"
         );
-        // Both kinds present: the per-placement tables, the faster to search, are taken.
+        // Both kinds present: on 3x3 the per-placement tables are taken; where the shape's
+        // default kind is zero-aware (5x5), those, combined under the max before either kind's
+        // single partitions.
         let (named, pdb) = store.best(shape).unwrap();
         assert_eq!(named.name, "4-4");
         assert!(!pdb.is_zero_aware());
+        let zero_first = [TableKind::ZeroAware, TableKind::PerPlacement];
+        let (named, pdb) = store.best_of(shape, &[], zero_first).unwrap();
+        assert_eq!(named.name, "4-4");
+        assert!(pdb.is_zero_aware());
+        let (named, pdb) = store
+            .best_of(shape, &[&["4-4", "4-4"]], zero_first)
+            .unwrap();
+        assert_eq!((named.name.as_str(), pdb.partitions()), ("4-4+4-4", 2));
+        assert!(pdb.is_zero_aware());
         // Only the zero-aware ones: those.
         let alone = TableStore::new(Some(temp_dir("zero-alone")));
         for index in 0..2 {

@@ -39,19 +39,21 @@ pub(crate) enum PdbCommand {
         /// 6-6-6-6-kf and 6-6-6-6-c (255 MB and 2 to 3 minutes each; with two or three present the
         /// search takes the largest of their values) for 5x5; 4-4 for 3x3; 3-4 for 2x4 and 4x2. Several joined by
         /// `+` are built one after the other. Default: what the strongest heuristic for the
-        /// size needs (for 5x5 the three 6-6-6-6 layouts).
+        /// size needs (for 5x5 the 6-6-6-6 and 6-6-6-6-kf layouts zero-aware, all three per
+        /// placement).
         #[arg(long, env = "NPUZZLE_PARTITION")]
         partition: Option<String>,
         /// Directory of pattern databases (default: $NPUZZLE_PDB_DIR, else the user cache).
         #[arg(long, env = "NPUZZLE_PDB_DIR", value_name = "DIR")]
         pdb_dir: Option<PathBuf>,
-        /// Which kind of tables: `per-placement` (the default: one entry per placement, the
-        /// least over the regions of free cells the blank may be in) or `zero-aware` (an entry
-        /// per placement and region of the blank; on 5x5 stored as the search reads them, two
-        /// values a placement in format 6: 127.5 MB per six-tile table, 244 MB in memory;
-        /// 1.73x fewer nodes, 1.3x faster searches on the 24-puzzle). Where a partition has
-        /// both, searches use the per-placement ones. Tables already there that verify are
-        /// kept (`pdb upgrade` rewrites older formats); the others are built.
+        /// Which kind of tables: `per-placement` (one entry per placement, the least over the
+        /// regions of free cells the blank may be in; the default but on 5x5) or `zero-aware`
+        /// (an entry per placement and region of the blank; the default on 5x5, stored as the
+        /// search reads them, two values a placement in format 6: 127.5 MB per six-tile table,
+        /// 244 MB in memory; 1.7x fewer nodes and faster searches on the 24-puzzle). On 5x5,
+        /// searches use the zero-aware tables wherever they are built, elsewhere the
+        /// per-placement ones. Tables already there that verify are kept (`pdb upgrade`
+        /// rewrites older formats); the others are built.
         #[arg(long, env = "NPUZZLE_PDB_KIND", value_name = "KIND", value_parser = parse_kind)]
         kind: Option<TableKind>,
     },
@@ -90,7 +92,10 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
             let kind = kind.unwrap_or_else(|| default_kind(size));
             let names: Vec<String> = match partition {
                 Some(named) => named.split('+').map(str::to_string).collect(),
-                None => default_partitions(size),
+                None => npuzzle_solver::store::default_partitions(size, kind)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
             };
             if names.is_empty() {
                 anyhow::bail!("no built-in partition for {size}: name one with --partition");
@@ -234,17 +239,5 @@ pub(crate) fn pdb(command: PdbCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-    }
-}
-
-/// What `pdb build` builds when no partition is named: every partition of the strongest
-/// combination the store loads for `shape`, else its strongest single partition.
-fn default_partitions(shape: Shape) -> Vec<String> {
-    use npuzzle_solver::store::{combined_partitions, preferred_partitions};
-    match combined_partitions(shape).first() {
-        Some(names) => names.iter().map(|n| n.to_string()).collect(),
-        None => (preferred_partitions(shape).first())
-            .map(|n| vec![n.to_string()])
-            .unwrap_or_default(),
     }
 }
