@@ -4,7 +4,8 @@
 //! or from the cache.
 
 use crate::common::{
-    GoalSpec, TestCluster, assert_optimal, assert_reaches_goal, eager_config, korf, request,
+    GoalSpec, TestCluster, assert_optimal, assert_reaches_goal, eager_config, join_by_hand, korf,
+    request,
 };
 use npuzzle_proto::v1;
 use npuzzle_proto::v1::solve_event::Event;
@@ -279,5 +280,70 @@ async fn a_deadline_is_answered_with_the_path_a_weighted_companion_found() {
     panic!(
         "work went on after the deadline: {:?}",
         cluster.stats().await
+    );
+}
+
+/// A worker that answers the companions' weighted units with a path that does not reach the
+/// goal (and holds the optimal search's unit) is dropped like any forger; the search goes on
+/// with an honest worker and the deadline answers a legal path or none: a forged incumbent
+/// never reaches a client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_forging_the_companions_paths_is_dropped_and_the_answer_stays_legal() {
+    let mut config = eager_config();
+    config.incumbent_nodes = 0;
+    let mut cluster = TestCluster::start(config).await;
+    let (tx, mut inbound) = join_by_hand(&cluster, "forger", 4).await;
+    let forging = tokio::spawn(async move {
+        let mut weighted = 0;
+        loop {
+            match inbound.message().await {
+                Ok(Some(v1::CoordinatorMessage {
+                    message: Some(v1::coordinator_message::Message::Assign(a)),
+                })) if a.weight_hundredths > 100 => {
+                    weighted += 1;
+                    // Two moves from the board: legal, nowhere near the goal.
+                    let _ = tx.send(v1::WorkerMessage {
+                        message: Some(v1::worker_message::Message::Result(v1::UnitResult {
+                            job: a.job,
+                            epoch: a.epoch,
+                            unit: a.unit,
+                            status: v1::UnitStatus::Found as i32,
+                            moves: "RL".into(),
+                            expanded: 1,
+                            ..Default::default()
+                        })),
+                    });
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return (weighted, None),
+                Err(status) => return (weighted, Some(status)),
+            }
+        }
+    });
+    let mut client = cluster.client().await;
+    let (optimal, tiles) = (KF1_OPTIMUM, KF1.to_string());
+    let mut req = request(&tiles, v1::GoalKind::BlankFirst);
+    req.timeout_ms = 4000;
+    let asked = tokio::spawn(async move { client.solve(req).await });
+    // The companion (from 1 s on) can go only to the forger, which forges its answer.
+    let (weighted, closed) = tokio::time::timeout(std::time::Duration::from_secs(10), forging)
+        .await
+        .expect("the forger's stream was closed")
+        .unwrap();
+    assert!(weighted >= 1, "the forger got no companion's unit");
+    let closed = closed.expect("closed with a status");
+    assert_eq!(closed.code(), tonic::Code::FailedPrecondition, "{closed:?}");
+    cluster.add_worker(1).await;
+    let r = asked.await.unwrap().unwrap().into_inner();
+    assert_eq!(r.outcome, v1::Outcome::DeadlineExceeded as i32, "{r:?}");
+    assert!(!r.optimal, "{r:?}");
+    if !r.moves.is_empty() {
+        assert_reaches_goal(&tiles, &GoalSpec::BlankFirst, &r.moves);
+        assert!(2 * r.length as usize <= 3 * optimal, "{r:?}");
+    }
+    assert_eq!(
+        cluster.stats().await.workers,
+        1,
+        "only the honest worker is left"
     );
 }
