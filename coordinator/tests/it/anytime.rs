@@ -15,6 +15,25 @@ use npuzzle_proto::v1::solve_event::Event;
 const KF1: &str = "14 5 9 2 18 8 23 19 12 17 15 0 10 20 4 6 11 21 1 7 24 3 16 22 13";
 const KF1_OPTIMUM: usize = 95;
 
+/// Every event of a `SolveStream`, in order, to its end.
+async fn all_events(mut stream: tonic::Streaming<v1::SolveEvent>) -> Vec<Event> {
+    let mut events = Vec::new();
+    while let Some(e) = stream.message().await.unwrap() {
+        events.push(e.event.unwrap());
+    }
+    events
+}
+
+/// The bound events among `events`.
+fn bounds_of(events: &[Event]) -> Vec<&v1::BoundProgress> {
+    (events.iter())
+        .filter_map(|e| match e {
+            Event::Bound(b) => Some(b),
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_answers_with_a_legal_path_and_the_lower_bound_proven() {
     let mut cluster = TestCluster::start(eager_config()).await;
@@ -87,17 +106,9 @@ async fn a_search_starts_from_the_bounded_answer_an_earlier_one_left() {
 
     let mut req = request(&tiles, v1::GoalKind::BlankFirst);
     req.timeout_ms = 1000;
-    let mut stream = client.solve_stream(req).await.unwrap().into_inner();
-    let mut events = Vec::new();
-    while let Some(e) = stream.message().await.unwrap() {
-        events.push(e.event.unwrap());
-    }
-    let bounds: Vec<&v1::BoundProgress> = (events.iter())
-        .filter_map(|e| match e {
-            Event::Bound(b) => Some(b),
-            _ => None,
-        })
-        .collect();
+    let stream = client.solve_stream(req).await.unwrap().into_inner();
+    let events = all_events(stream).await;
+    let bounds = bounds_of(&events);
     assert!(!bounds.is_empty(), "{events:?}");
     // The cached path from the first bound on (a companion search, from a quarter of the way
     // to the deadline, may replace it later by a shorter one).
@@ -197,17 +208,9 @@ async fn the_stream_shows_the_incumbent_with_its_gap_until_the_deadline() {
     let (optimal, tiles) = (KF1_OPTIMUM, KF1.to_string());
     let mut req = request(&tiles, v1::GoalKind::BlankFirst);
     req.timeout_ms = 2500;
-    let mut stream = client.solve_stream(req).await.unwrap().into_inner();
-    let mut events = Vec::new();
-    while let Some(e) = stream.message().await.unwrap() {
-        events.push(e.event.unwrap());
-    }
-    let bounds: Vec<&v1::BoundProgress> = (events.iter())
-        .filter_map(|e| match e {
-            Event::Bound(b) => Some(b),
-            _ => None,
-        })
-        .collect();
+    let stream = client.solve_stream(req).await.unwrap().into_inner();
+    let events = all_events(stream).await;
+    let bounds = bounds_of(&events);
     let with_incumbent: Vec<&&v1::BoundProgress> =
         bounds.iter().filter(|b| b.incumbent_length > 0).collect();
     assert!(!with_incumbent.is_empty(), "{bounds:?}");
